@@ -1,0 +1,1 @@
+"""Inference passes: pure functions of the frames that add spawn, launch and artifact edges."""

@@ -1,0 +1,503 @@
+"""Claude Code transcripts: ``~/.claude/projects/<key>/...jsonl`` in every subagent layout.
+
+One file yields the sessions it holds: a main transcript (plus, up to 2.0.27, the inline
+``isSidechain`` subagents inside it) or one subagent file (flat ``agent-<id>.jsonl`` beside the
+main transcript from ~2.0.28, nested ``<sessionId>/subagents/agent-<id>.jsonl`` from 2.1.2, with
+an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+
+from ingest.frames import Frames
+from ingest.jsonl import Diagnostics, as_int, as_str, parse_ts, read_records
+from ingest.paths import normalise
+
+NAME = "claude-code"
+
+# Record types seen in transcripts from 1.x to 2.1.248 (harness-log-formats.md section 1.3).
+THREADED_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
+FLAT_TYPES = frozenset(
+    {
+        "summary", "file-history-snapshot", "queue-operation", "ai-title", "last-prompt",
+        "bridge-session", "custom-title", "agent-name", "mode", "permission-mode", "atis-latch",
+        "frame-link", "cost-state", "file-history-delta", "tag",
+    }
+)
+# Types only Claude Code writes; enough to claim a file whose records lack sessionId.
+DETECT_TYPES = FLAT_TYPES | {"user", "assistant", "system", "progress"}
+
+SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task up to 2.1.62, Agent from 2.1.63
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell on Windows builds
+# tool -> (call kind, input key naming the file, file op)
+FILE_TOOLS: dict[str, tuple[str, str, str]] = {
+    "Read": ("read", "file_path", "read"),
+    "NotebookRead": ("read", "notebook_path", "read"),
+    "Write": ("write", "file_path", "write"),
+    "Edit": ("edit", "file_path", "write"),
+    "MultiEdit": ("edit", "file_path", "write"),
+    "NotebookEdit": ("edit", "notebook_path", "write"),
+}
+# Searches read files only where the call names a path (a folder or a file).
+SEARCH_TOOLS = frozenset({"Glob", "Grep"})
+
+AGENT_FILE = re.compile(r"^agent-(?P<id>.+)\.jsonl$")
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+UUID_STEM = re.compile(r"^" + UUID.pattern + r"$")
+# The Task/Agent result text ends "agentId: <id> (for resuming ...)"; nested results have only this.
+AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
+MAX_OUTPUT_IDS = 20
+WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
+
+
+def detect(path: str, head: bytes) -> bool:
+    """A Claude transcript: its first records carry ``sessionId`` or a Claude-only type."""
+    for raw in head.split(b"\n")[:8]:
+        if not raw.strip():
+            continue
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # the head may end mid-line
+        if not isinstance(rec, dict):
+            return False
+        if "payload" in rec or rec.get("type") == "session_meta":
+            return False
+        if isinstance(rec.get("sessionId"), str) and rec.get("type") in DETECT_TYPES | {"attachment"}:
+            return True
+        if rec.get("type") in FLAT_TYPES:
+            continue  # summary/snapshot lines come first; look at the next record
+        return False
+    return False
+
+
+@dataclass(slots=True)
+class _Session:
+    key: str  # "" for the file's own session, a root uuid for an inline sidechain
+    first_ts: datetime | None = None
+    last_ts: datetime | None = None
+    n_records: int = 0
+    cwd: str | None = None
+    git_branch: str | None = None
+    version: str | None = None
+    entrypoint: str | None = None
+    slug: str | None = None
+    ancestor: str | None = None
+    first_prompt: str | None = None
+    models: Counter = field(default_factory=Counter)
+    parent_tool_use_id: str | None = None
+
+    def see(self, rec: dict, ts: datetime | None) -> None:
+        self.n_records += 1
+        if ts is not None:
+            self.first_ts = ts if self.first_ts is None or ts < self.first_ts else self.first_ts
+            self.last_ts = ts if self.last_ts is None or ts > self.last_ts else self.last_ts
+        self.cwd = self.cwd or as_str(rec.get("cwd"))
+        self.git_branch = self.git_branch or as_str(rec.get("gitBranch"))
+        self.version = self.version or as_str(rec.get("version"))
+        self.entrypoint = self.entrypoint or as_str(rec.get("entrypoint"))
+        self.slug = self.slug or as_str(rec.get("slug"))
+        snake = as_str(rec.get("session_id"))
+        if snake and snake != rec.get("sessionId"):
+            self.ancestor = self.ancestor or snake
+
+
+def parse(path: str) -> Frames:
+    return _Parser(path).run()
+
+
+class _Parser:
+    def __init__(self, path: str):
+        self.path = path
+        self.diags = Diagnostics(path, NAME)
+        name = os.path.basename(path)
+        m = AGENT_FILE.match(name)
+        self.agent_id = m.group("id") if m else None
+        parts = os.path.normpath(path).split(os.sep)
+        if self.agent_id is None:
+            self.layout = "main"
+        elif "workflows" in parts[-4:-1]:
+            self.layout = "workflow"
+        elif len(parts) >= 2 and parts[-2] == "subagents":
+            self.layout = "nested"
+        else:
+            self.layout = "flat"
+        stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+        # A main transcript is named by its sessionId; fixtures renamed elsewhere fall back to
+        # the records' own sessionId.
+        self.native: str | None = stem if self.agent_id is None and UUID_STEM.match(stem) else None
+        self.sessions: dict[str, _Session] = {}
+        self.calls: dict[str, dict] = {}
+        self.call_session: dict[str, str] = {}
+        self.prompts: dict[str, str] = {}  # spawn call id -> prompt, to place inline sidechains
+        self.open_spawns: list[str] = []
+        self.usage: dict[tuple[str, str], dict] = {}
+        self.progress: dict[str, str] = {}
+        self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def run(self) -> Frames:
+        for n, rec in read_records(self.path, self.diags):
+            self._record(n, rec)
+        if self.native is None:
+            if self.sessions or self.calls:
+                self.diags.add("no_session", None, "no record carries a sessionId")
+            return Frames.from_rows(diagnostics=self.diags.rows)
+        return self._frames()
+
+    def _record(self, n: int, rec: dict) -> None:
+        rtype = rec.get("type")
+        if rtype not in THREADED_TYPES:
+            if rtype not in FLAT_TYPES:
+                self.diags.add("unknown_record_type", n, f"type={str(rtype)[:60]}")
+            return
+        sid = rec.get("sessionId")
+        if not isinstance(sid, str):
+            self.diags.add("wrong_type", n, f"sessionId: {type(sid).__name__}")
+            return
+        if self.native is None:
+            self.native = sid
+        elif sid != self.native:
+            # A hand-off copies the old session's last record into the new file.
+            self.diags.add("foreign_record", n, "sessionId differs from the file's session")
+            return
+        raw_ts = rec.get("timestamp")
+        ts = parse_ts(raw_ts)
+        if ts is None:
+            self.diags.add("bad_timestamp", n, "missing" if raw_ts is None else "unparseable")
+        sess = self._session_of(rec, n)
+        sess.see(rec, ts)
+        if rtype == "assistant":
+            self._assistant(n, rec, ts, sess)
+        elif rtype == "user":
+            self._user(n, rec, ts, sess)
+        elif rtype == "progress":
+            data = rec.get("data")
+            if isinstance(data, dict) and data.get("type") == "agent_progress":
+                parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
+                if parent_call and agent:
+                    self.progress.setdefault(parent_call, agent)
+
+    def _session_of(self, rec: dict, n: int) -> _Session:
+        key = ""
+        if self.layout == "main" and rec.get("isSidechain") is True:
+            uuid, parent = as_str(rec.get("uuid")), as_str(rec.get("parentUuid"))
+            root = self.sidechain_root.get(parent) if parent else None
+            key = root or uuid or f"line{n}"
+            if uuid:
+                self.sidechain_root[uuid] = key
+        sess = self.sessions.get(key)
+        if sess is None:
+            sess = self.sessions[key] = _Session(key)
+            if key and self.open_spawns:
+                sess.parent_tool_use_id = self.open_spawns[-1]
+        return sess
+
+    def _message(self, n: int, rec: dict) -> dict | None:
+        msg = rec.get("message")
+        if msg is None:
+            return None
+        if not isinstance(msg, dict):
+            self.diags.add("wrong_type", n, f"message: {type(msg).__name__}")
+            return None
+        return msg
+
+    def _content(self, n: int, msg: dict) -> list:
+        content = msg.get("content")
+        if isinstance(content, list):
+            return content
+        if not isinstance(content, str | None):
+            self.diags.add("wrong_type", n, f"message.content: {type(content).__name__}")
+        return []
+
+    def _assistant(self, n: int, rec: dict, ts: datetime | None, sess: _Session) -> None:
+        msg = self._message(n, rec)
+        if msg is None:
+            return
+        model = as_str(msg.get("model"))
+        if model and model != "<synthetic>":
+            sess.models[model] += 1
+        for block in self._content(n, msg):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._tool_use(n, rec, ts, sess, block)
+        usage = msg.get("usage")
+        if usage is None:
+            return
+        if not isinstance(usage, dict):
+            self.diags.add("wrong_type", n, f"message.usage: {type(usage).__name__}")
+            return
+        cache = usage.get("cache_creation")
+        cache = cache if isinstance(cache, dict) else {}
+        created = as_int(usage.get("cache_creation_input_tokens"))
+        one_hour = as_int(cache.get("ephemeral_1h_input_tokens"))
+        # Builds before the split report only the total: it was all 5-minute cache then.
+        five_min = as_int(cache.get("ephemeral_5m_input_tokens")) if cache else created - one_hour
+        details = usage.get("output_tokens_details")
+        msg_id = as_str(msg.get("id")) or f"line:{n}"
+        # One response is logged once per content block with the same usage: the last wins.
+        self.usage[(sess.key, msg_id)] = {
+            "ts": ts,
+            "model": model,
+            "message_id": msg_id,
+            "request_id": as_str(rec.get("requestId")),
+            "input_tokens": as_int(usage.get("input_tokens")),
+            "output_tokens": as_int(usage.get("output_tokens")),
+            "cache_read_tokens": as_int(usage.get("cache_read_input_tokens")),
+            "cache_creation_tokens": created,
+            "cache_creation_5m_tokens": five_min,
+            "cache_creation_1h_tokens": one_hour,
+            "reasoning_tokens": as_int(details.get("thinking_tokens")) if isinstance(details, dict) else 0,
+            "line": n,
+        }
+
+    def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> None:
+        call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
+        tool = as_str(block.get("name")) or ""
+        inp = block.get("input")
+        if not isinstance(inp, dict):
+            self.diags.add("wrong_type", n, f"{tool}.input: {type(inp).__name__}")
+            inp = {}
+        cwd = as_str(rec.get("cwd")) or sess.cwd
+        row = {
+            "call_id": call_id,
+            "tool": tool,
+            "kind": "other",
+            "started_at": ts,
+            "cwd": cwd,
+            "line": n,
+            "is_error": False,
+        }
+        if tool in SPAWN_TOOLS:
+            row.update(
+                kind="spawn",
+                subagent_type=as_str(inp.get("subagent_type")),
+                description=as_str(inp.get("description")),
+                run_in_background=inp.get("run_in_background") is True,
+            )
+            prompt = as_str(inp.get("prompt"))
+            if prompt is not None:
+                row["prompt_hash"] = _sha(prompt)
+                self.prompts[call_id] = prompt
+            self.open_spawns.append(call_id)
+        elif tool in SHELL_TOOLS:
+            row.update(kind="shell", command=as_str(inp.get("command")))
+        elif tool in FILE_TOOLS:
+            kind, key, _ = FILE_TOOLS[tool]
+            row["kind"] = kind
+            row["paths"] = _paths(inp.get(key), cwd)
+        elif tool in SEARCH_TOOLS:
+            row["paths"] = _paths(inp.get("path"), cwd)
+        self.calls[call_id] = row
+        self.call_session[call_id] = sess.key
+
+    def _user(self, n: int, rec: dict, ts, sess: _Session) -> None:
+        msg = self._message(n, rec)
+        if msg is None:
+            return
+        content = msg.get("content")
+        if sess.first_prompt is None and not rec.get("isMeta"):
+            text = _prompt_text(content)
+            if text is not None:
+                sess.first_prompt = text
+                if sess.key and sess.n_records == 1:
+                    self._place_sidechain(sess, text)
+        results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
+        sidecar = rec.get("toolUseResult") if len(results) == 1 else None
+        for block in results:
+            call = self.calls.get(as_str(block.get("tool_use_id")) or "")
+            if call is None:
+                self.diags.add("unmatched_result", n, "tool_result names no call of this file")
+                continue
+            self._result(call, ts, block, sidecar)
+
+    def _place_sidechain(self, sess: _Session, prompt: str) -> None:
+        # Inline sidechains sit between their Task call and its result; the call whose prompt
+        # equals the sidechain's first prompt is its parent, else the latest unanswered one.
+        for call_id in reversed(self.open_spawns):
+            if self.prompts.get(call_id) == prompt:
+                sess.parent_tool_use_id = call_id
+                return
+
+    def _result(self, call: dict, ts, block: dict, sidecar: object) -> None:
+        call["ended_at"] = ts
+        call["is_error"] = block.get("is_error") is True
+        if call["call_id"] in self.open_spawns:
+            self.open_spawns.remove(call["call_id"])
+        if call["kind"] == "spawn":
+            agent = as_str(sidecar.get("agentId")) if isinstance(sidecar, dict) else None
+            if agent is None:
+                m = AGENT_ID_TAIL.search(_block_text(block))
+                agent = m.group(1) if m else None
+            call["result_agent_id"] = agent
+        elif call["kind"] == "shell":
+            texts = [_block_text(block)]
+            if isinstance(sidecar, dict):
+                texts += [s for s in (sidecar.get("stdout"), sidecar.get("stderr")) if isinstance(s, str)]
+            ids: list[str] = []
+            for text in texts:
+                for found in UUID.findall(text):
+                    found = found.lower()
+                    if found not in ids and len(ids) < MAX_OUTPUT_IDS:
+                        ids.append(found)
+            call["output_ids"] = ids
+        elif call["tool"] == "Read" and not call.get("paths") and isinstance(sidecar, dict):
+            file = sidecar.get("file")
+            if isinstance(file, dict):
+                call["paths"] = _paths(file.get("filePath"), call["cwd"])
+
+    # -- building frames ---------------------------------------------------------------------
+
+    def _frames(self) -> Frames:
+        ids = {key: self._session_id(key) for key in self.sessions}
+        meta = self._sidecar() if self.agent_id else {}
+        sessions = [self._session_row(s, ids[s.key], meta) for s in self.sessions.values()]
+        calls, events = [], []
+        for call_id, row in self.calls.items():
+            sid = ids[self.call_session[call_id]]
+            if row["kind"] == "spawn" and call_id in self.progress:
+                row["progress_agent_id"] = self.progress[call_id]
+            row.update(session_id=sid, source_path=self.path)
+            calls.append(row)
+            events.extend(self._file_events(row))
+        usage = [
+            {**u, "session_id": ids[key], "source_path": self.path} for (key, _), u in self.usage.items()
+        ]
+        return Frames.from_rows(
+            sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.diags.rows
+        )
+
+    def _session_id(self, key: str) -> str:
+        if self.agent_id:
+            return f"{NAME}:{self.native}/{self.agent_id}"
+        return f"{NAME}:{self.native}" + (f"/{key}" if key else "")
+
+    def _sidecar(self) -> dict:
+        meta_path = self.path[: -len(".jsonl")] + ".meta.json"
+        try:
+            with open(meta_path, "rb") as fh:
+                meta = orjson.loads(fh.read())
+        except FileNotFoundError:
+            return {}
+        except (OSError, orjson.JSONDecodeError) as exc:
+            self.diags.add("bad_sidecar", None, f"{os.path.basename(meta_path)}: {type(exc).__name__}")
+            return {}
+        if not isinstance(meta, dict):
+            self.diags.add("bad_sidecar", None, f"{os.path.basename(meta_path)}: {type(meta).__name__}")
+            return {}
+        return meta
+
+    def _session_row(self, s: _Session, sid: str, meta: dict) -> dict:
+        is_child = bool(self.agent_id or s.key)
+        agent_type = as_str(meta.get("agentType"))
+        if not is_child:
+            kind = "main"
+        elif self.agent_id and self.agent_id.startswith("acompact"):
+            kind = "compaction"
+        elif self.layout == "workflow" or agent_type == "workflow-subagent":
+            kind = "workflow"
+        elif s.first_prompt == WARMUP_PROMPT:
+            kind = "warmup"
+        else:
+            kind = "subagent"
+        depth = meta.get("spawnDepth")
+        model = s.models.most_common(1)[0][0] if s.models else as_str(meta.get("model"))
+        return {
+            "session_id": sid,
+            "harness": NAME,
+            "native_id": self.native,
+            "agent_id": self.agent_id,
+            "session_kind": kind,
+            "layout": "inline" if s.key else self.layout,
+            "harness_version": s.version,
+            "source_path": self.path,
+            "source_bytes": _size(self.path),
+            "cwd": s.cwd,
+            "git_branch": s.git_branch,
+            "started_at": s.first_ts,
+            "ended_at": s.last_ts,
+            "model": model,
+            "entrypoint": s.entrypoint,
+            "slug": s.slug,
+            "parent_native_id": self.native if is_child else None,
+            "parent_agent_id": as_str(meta.get("parentAgentId")),
+            "parent_tool_use_id": as_str(meta.get("toolUseId")) or s.parent_tool_use_id,
+            "spawn_depth": depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
+            "agent_type": agent_type,
+            "forked_from_id": s.ancestor,
+            "first_prompt_hash": _sha(s.first_prompt) if s.first_prompt is not None else None,
+            "n_records": s.n_records,
+        }
+
+    def _file_events(self, call: dict) -> list[dict]:
+        tool = call["tool"]
+        if call["is_error"] or not call.get("paths"):
+            return []
+        if tool in FILE_TOOLS:
+            op = FILE_TOOLS[tool][2]
+        elif tool in SEARCH_TOOLS:
+            op = "read"
+        else:
+            return []
+        at = call.get("ended_at") or call["started_at"]
+        return [
+            {
+                "session_id": call["session_id"],
+                "call_id": call["call_id"],
+                "ts": at,
+                "path": p,
+                "op": op,
+                "how": tool,
+                "tier": "verified",
+                "source_path": self.path,
+                "line": call["line"],
+            }
+            for p in call["paths"]
+        ]
+
+
+def _paths(value: object, cwd: str | None) -> list[str]:
+    if not isinstance(value, str):
+        return []
+    p = normalise(value, cwd)
+    return [p] if p else []
+
+
+def _prompt_text(content: object) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if texts and all(isinstance(t, str) for t in texts):
+            return "\n".join(texts)
+    return None
+
+
+def _block_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None

@@ -1,0 +1,94 @@
+"""Finding log files: default roots, explicit paths, and which adapter each file belongs to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest import registry
+from sessiongraph.errors import SessiongraphError
+
+HEAD_BYTES = 64 * 1024
+# Files that sit in the log roots but hold no session: prompt history (Claude, Codex) and
+# workflow journals (Claude 2.1.x). They are counted as skipped, never parsed.
+NOT_TRANSCRIPTS = frozenset({"history.jsonl", "journal.jsonl"})
+# Folders under the roots that hold no transcripts but can be large (tool output, caches).
+SKIP_DIRS = frozenset({"tool-results", "node_modules", ".git", "plugins", "cache", "shell-snapshots"})
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One candidate file: its adapter name, or None with the reason it is not parsed."""
+
+    path: str
+    harness: str | None
+    skip_reason: str | None = None  # "not_transcript" | "unknown_format" | "unreadable_file"
+
+
+def default_roots(env: dict[str, str] | None = None) -> list[Path]:
+    """Where harnesses keep logs on this machine, honouring their own override variables."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    claude = [Path(p).expanduser() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    roots = [home / ".claude", *claude]
+    roots.append(Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex")
+    seen: list[Path] = []
+    for r in roots:
+        if r not in seen:
+            seen.append(r)
+    return seen
+
+
+def _walk(root: Path) -> Iterator[str]:
+    if root.is_file():
+        yield str(root)
+        return
+    for dirpath, dirnames, filenames in os.walk(root, onerror=None):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(".jsonl"):
+                yield os.path.join(dirpath, name)
+
+
+def classify(path: str) -> Found:
+    """Decide by content (and layout hints inside each adapter) which harness wrote ``path``."""
+    if os.path.basename(path) in NOT_TRANSCRIPTS:
+        return Found(path, None, "not_transcript")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return Found(path, None, "unreadable_file")
+    if not head.strip():
+        return Found(path, None, "empty_file")
+    for name in registry.names():
+        try:
+            claimed = registry.get(name).detect(path, head)
+        except Exception:  # noqa: BLE001 - a detector bug must not hide the file from the others
+            claimed = False
+        if claimed:
+            return Found(path, name)
+    return Found(path, None, "unknown_format")
+
+
+def discover(paths: Sequence[str | os.PathLike] = ()) -> Iterator[Found]:
+    """Every log file under ``paths`` (default: the harnesses' own roots), classified.
+
+    A path the user named that does not exist is an error; a default root that does not
+    exist is simply not there.
+    """
+    explicit = bool(paths)
+    roots = [Path(p) for p in paths] if explicit else default_roots()
+    missing = [r for r in roots if not r.exists()]
+    if explicit and missing:
+        raise SessiongraphError(f"no such file or folder: {missing[0]}", path=str(missing[0]))
+    seen: set[str] = set()
+    for root in roots:
+        if root in missing:
+            continue
+        for path in _walk(root):
+            if path not in seen:
+                seen.add(path)
+                yield classify(path)

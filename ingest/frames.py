@@ -1,0 +1,212 @@
+"""The frames contract: the one boundary between adapters and inference passes.
+
+Every adapter's ``parse(path)`` returns a :class:`Frames` whose five frames have exactly the
+schemas below (an empty frame still carries its schema). ``sql/schema.sql`` mirrors these
+columns; ``tests/test_schema.py`` fails when the two disagree.
+
+Token columns mean the same thing for every harness:
+``input_tokens`` is *uncached* input, ``cache_read_tokens`` input served from cache,
+``cache_creation_5m_tokens``/``cache_creation_1h_tokens`` the two cache-write buckets (their sum
+is ``cache_creation_tokens``), ``output_tokens`` all generated tokens and ``reasoning_tokens``
+the part of them spent on reasoning (already included in ``output_tokens``).
+
+No prompt, completion or tool-output text is held here (the OCP ``metadata_only`` profile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Literal
+
+import polars as pl
+
+TS = pl.Datetime("us", "UTC")
+STRS = pl.List(pl.String)
+
+CallKind = Literal["spawn", "shell", "read", "write", "edit", "patch", "other"]
+FileOp = Literal["read", "write", "delete"]
+Tier = Literal["verified", "heuristic", "reported"]
+
+CALL_KINDS: tuple[str, ...] = ("spawn", "shell", "read", "write", "edit", "patch", "other")
+FILE_OPS: tuple[str, ...] = ("read", "write", "delete")
+TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
+# main: a top-level transcript; subagent: spawned by a tool call; the rest share a
+# subagent's layout but are not spawns (their tokens are still real spend).
+SESSION_KINDS: tuple[str, ...] = ("main", "subagent", "compaction", "warmup", "workflow", "review")
+
+SESSIONS = pl.Schema(
+    {
+        "session_id": pl.String,  # "<harness>:<native id>", a Claude subagent "<...>/<agentId>"
+        "harness": pl.String,
+        "native_id": pl.String,  # the harness's own session/thread id
+        "agent_id": pl.String,  # Claude subagent id (file agent-<id>), null for main transcripts
+        "session_kind": pl.String,  # one of SESSION_KINDS
+        "layout": pl.String,  # how the log is stored: main | inline | flat | nested | workflow | rollout
+        "harness_version": pl.String,
+        "source_path": pl.String,
+        "source_bytes": pl.Int64,
+        "cwd": pl.String,
+        "git_branch": pl.String,
+        "git_commit": pl.String,
+        "git_repo": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "model": pl.String,  # raw label of the model that did most of the work
+        "entrypoint": pl.String,  # cli | sdk-cli | exec | vscode | mcp | subagent ...
+        "originator": pl.String,  # Codex originator (codex-tui, codex_exec, Codex Desktop ...)
+        "slug": pl.String,
+        # Parent hints exactly as the log records them; the spawn pass turns them into edges.
+        "parent_native_id": pl.String,  # Claude: sessionId of the parent; Codex: parent_thread_id
+        "parent_agent_id": pl.String,  # meta.json parentAgentId (nested Claude spawns)
+        "parent_tool_use_id": pl.String,  # meta.json toolUseId
+        "spawn_depth": pl.Int32,
+        "agent_type": pl.String,  # meta.json agentType / Codex agent_role
+        "forked_from_id": pl.String,  # Codex forked_from_id; Claude snake-case session_id ancestor
+        "root_native_id": pl.String,  # Codex session_id (root thread of a spawn tree)
+        # sha256 of the first user prompt: lets the passes match a child to the call that
+        # passed the same prompt without any prompt text leaving the logs.
+        "first_prompt_hash": pl.String,
+        "n_records": pl.Int64,
+    }
+)
+
+CALLS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "call_id": pl.String,  # the harness's own tool-use id
+        "tool": pl.String,  # raw tool name
+        "kind": pl.String,  # one of CALL_KINDS
+        "started_at": TS,
+        "ended_at": TS,  # from its result, null while unanswered
+        "cwd": pl.String,  # effective working directory of the call
+        "command": pl.String,  # shell command text (shell calls only)
+        "paths": STRS,  # target paths named by the call, normalised
+        "subagent_type": pl.String,
+        "description": pl.String,
+        "run_in_background": pl.Boolean,
+        "prompt_hash": pl.String,  # sha256 of the prompt a spawn call passed (see sessions)
+        "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)
+        "progress_agent_id": pl.String,  # child id tied by agent_progress records
+        "output_ids": STRS,  # session ids printed into captured output (launch evidence)
+        "exit_code": pl.Int32,
+        "is_error": pl.Boolean,
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+FILE_EVENTS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "call_id": pl.String,
+        "ts": TS,
+        "path": pl.String,  # absolute, normalised
+        "op": pl.String,  # one of FILE_OPS
+        "how": pl.String,  # tool name or the construct that did it
+        "tier": pl.String,  # one of TIERS
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+USAGE = pl.Schema(
+    {
+        "session_id": pl.String,
+        "ts": TS,
+        "model": pl.String,
+        "message_id": pl.String,  # de-duplication key within a session
+        "request_id": pl.String,
+        "input_tokens": pl.Int64,
+        "output_tokens": pl.Int64,
+        "cache_read_tokens": pl.Int64,
+        "cache_creation_tokens": pl.Int64,
+        "cache_creation_5m_tokens": pl.Int64,
+        "cache_creation_1h_tokens": pl.Int64,
+        "reasoning_tokens": pl.Int64,
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+DIAGNOSTICS = pl.Schema(
+    {
+        "source_path": pl.String,
+        "line": pl.Int64,  # null for whole-file problems
+        "code": pl.String,  # stable machine code, see DIAGNOSTIC_CODES
+        "detail": pl.String,  # field names and values we own, never log text
+        "harness": pl.String,
+    }
+)
+
+# Every code an adapter or the pipeline may emit, with what it means (README lists them too).
+DIAGNOSTIC_CODES: dict[str, str] = {
+    "truncated_line": "last line has no newline and does not parse: a transcript still being written",
+    "invalid_json": "a line that is not JSON",
+    "not_object": "a JSON line that is not an object",
+    "invalid_utf8": "a line with invalid UTF-8, read with replacement characters",
+    "unknown_record_type": "a record type this adapter does not know; kept out of the frames",
+    "bad_timestamp": "a record whose timestamp is missing or unparseable",
+    "wrong_type": "a field with an unexpected JSON type; the field was ignored",
+    "bad_arguments": "tool-call arguments that are not a JSON object",
+    "unmatched_result": "a tool result whose call is not in the same file",
+    "foreign_record": "a record copied from another session (hand-off tail); not counted here",
+    "bad_sidecar": "an agent-<id>.meta.json that cannot be read or is not an object",
+    "internal_error": "the adapter failed on this file (a sessiongraph bug: please report it)",
+    "empty_file": "a file with no records",
+    "unreadable_file": "a file that cannot be opened or read",
+    "unknown_format": "a log file that belongs to no known harness",
+    "no_session": "a file with records but no session identity (no session_meta / sessionId)",
+}
+
+SCHEMAS: dict[str, pl.Schema] = {
+    "sessions": SESSIONS,
+    "calls": CALLS,
+    "file_events": FILE_EVENTS,
+    "usage": USAGE,
+    "diagnostics": DIAGNOSTICS,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Frames:
+    """The five frames one parse produces."""
+
+    sessions: pl.DataFrame
+    calls: pl.DataFrame
+    file_events: pl.DataFrame
+    usage: pl.DataFrame
+    diagnostics: pl.DataFrame
+
+    @classmethod
+    def empty(cls) -> Frames:
+        return cls(**{name: pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()})
+
+    @classmethod
+    def from_rows(cls, **rows: list[dict]) -> Frames:
+        """Build frames from lists of row dicts; missing tables are empty, missing keys null."""
+        unknown = set(rows) - set(SCHEMAS)
+        if unknown:
+            raise ValueError(f"unknown frame(s) {sorted(unknown)}; expected {list(SCHEMAS)}")
+        out = {}
+        for name, schema in SCHEMAS.items():
+            table = rows.get(name) or []
+            # polars drops keys the schema lacks; refuse them so the contract cannot drift quietly.
+            extra = {k for row in table for k in row} - set(schema)
+            if extra:
+                raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
+            out[name] = pl.DataFrame(table, schema=schema)
+        return cls(**out)
+
+    @classmethod
+    def concat(cls, parts: list[Frames]) -> Frames:
+        if not parts:
+            return cls.empty()
+        return cls(
+            **{
+                f.name: pl.concat([getattr(p, f.name) for p in parts], how="vertical")
+                for f in fields(cls)
+            }
+        )
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

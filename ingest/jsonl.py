@@ -1,0 +1,112 @@
+"""Reading JSON Lines logs defensively: every line either yields a record or a diagnostic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+
+
+@dataclass(slots=True)
+class Diagnostics:
+    """Collects diagnostics rows for one file (the ``diagnostics`` frame's columns)."""
+
+    source_path: str
+    harness: str | None = None
+    rows: list[dict] = field(default_factory=list)
+
+    def add(self, code: str, line: int | None = None, detail: str = "") -> None:
+        self.rows.append(
+            {
+                "source_path": self.source_path,
+                "line": line,
+                "code": code,
+                "detail": detail[:200],
+                "harness": self.harness,
+            }
+        )
+
+
+def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, record)`` for every JSON-object line of ``path`` (1-based lines).
+
+    Bad lines become diagnostics and are skipped; a file that cannot be opened yields nothing
+    and records ``unreadable_file``. Lines are read as bytes so invalid UTF-8 is caught per line.
+    """
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        diags.add("unreadable_file", None, type(exc).__name__)
+        return
+    n = 0
+    any_content = False
+    with fh:
+        try:
+            for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is read after the loop
+                if not raw.strip():
+                    continue
+                any_content = True
+                record = _decode(raw, n, diags)
+                if record is not None:
+                    yield n, record
+        except OSError as exc:
+            diags.add("unreadable_file", n + 1, type(exc).__name__)
+            return
+    if not any_content:
+        diags.add("empty_file", None, "no records")
+
+
+def _decode(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # Repair rather than drop: the rest of the record is usually intact.
+            try:
+                obj = orjson.loads(raw.decode("utf-8", errors="replace"))
+            except orjson.JSONDecodeError:
+                diags.add("invalid_utf8", n, "line has invalid UTF-8 and is not JSON")
+                return None
+            diags.add("invalid_utf8", n, "invalid bytes replaced with U+FFFD")
+        else:
+            if not raw.endswith(b"\n"):
+                diags.add("truncated_line", n, f"{len(raw)} bytes without a newline")
+            else:
+                diags.add("invalid_json", n, f"{len(raw)} bytes")
+            return None
+    if not isinstance(obj, dict):
+        diags.add("not_object", n, type(obj).__name__)
+        return None
+    return obj
+
+
+def parse_ts(value: object) -> datetime | None:
+    """Parse an ISO-8601 timestamp (``...Z`` or with offset) into an aware UTC datetime."""
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        return None  # a naive stamp cannot be placed in UTC; callers report it
+    return dt
+
+
+def as_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_int(value: object) -> int:
+    """A token count: ints pass, everything else (null, strings, floats) counts as 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0

@@ -1,0 +1,35 @@
+"""Adapter registry: harness name -> adapter module, imported lazily.
+
+An adapter is a module with ``NAME`` (the harness name), ``detect(path, head) -> bool``
+(``head`` is the file's first bytes) and ``parse(path) -> Frames``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from types import ModuleType
+
+from sessiongraph.errors import SessiongraphError
+
+# Order matters for detection: the first adapter whose detect() accepts a file parses it.
+ADAPTERS: dict[str, str] = {
+    "codex": "ingest.codex",
+    "claude-code": "ingest.claude_code",
+}
+
+
+def get(name: str) -> ModuleType:
+    try:
+        module_name = ADAPTERS[name]
+    except KeyError:
+        hint = difflib.get_close_matches(name, ADAPTERS, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise SessiongraphError(
+            f"unknown harness {name!r}{suggestion} (known: {', '.join(ADAPTERS)})"
+        ) from None
+    return importlib.import_module(module_name)
+
+
+def names() -> list[str]:
+    return list(ADAPTERS)

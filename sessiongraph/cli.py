@@ -1,0 +1,136 @@
+"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from datetime import UTC, datetime
+
+import click
+
+from sessiongraph import __version__, queries
+from sessiongraph.errors import SessiongraphError
+from sessiongraph.output import dumps, render
+from sessiongraph.pipeline import IngestSummary, ingest as run_ingest
+
+DB_OPTION = click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    envvar="SESSIONGRAPH_DB",
+    help="DuckDB store file (default: sessiongraph.duckdb in the user data dir; env SESSIONGRAPH_DB).",
+)
+
+
+def _errors(fn):
+    """Turn library errors into `Error: ...` and exit 1, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except SessiongraphError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper
+
+
+class Date(click.ParamType):
+    """A date or date-time (ISO 8601); naive values are taken as UTC."""
+
+    name = "date"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, datetime):
+            return value
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM", param, ctx)
+        return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sessiongraph")
+def main() -> None:
+    """Turn coding-agent session logs into a queryable DuckDB store.
+
+    Reads Claude Code (~/.claude) and Codex CLI (~/.codex) transcripts by default.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@DB_OPTION
+@click.option("--since", type=Date(), help="Only files with a session active on or after this date.")
+@click.option("--until", type=Date(), help="Only files with a session that started by this date.")
+@click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the counts instead.")
+@_errors
+def ingest(paths, db, since, until, workers, as_json):  # noqa: PLR0913
+    """Read session logs under PATHS (default: the harnesses' own folders) into the store.
+
+    Files unchanged since the last ingest are not read again; a changed file's rows are
+    replaced in one transaction.
+    """
+    show_bar = not as_json and sys.stderr.isatty()
+    if show_bar:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("parsing", total=None)
+            summary = run_ingest(
+                paths, db=db, since=since, until=until, workers=workers,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    else:
+        summary = run_ingest(paths, db=db, since=since, until=until, workers=workers)
+    click.echo(dumps(summary.to_dict()) if as_json else _summary_text(summary))
+
+
+def _summary_text(s: IngestSummary) -> str:
+    if s.files_found == 0:
+        return f"No logs found. Looked in: {', '.join(s.roots)}\nStore: {s.db}"
+    lines = [
+        f"Files: {s.files_found} found, {s.files_read} read, {s.files_unchanged} unchanged, "
+        f"{s.files_skipped} skipped" + _counts(s.skipped_by_reason),
+        "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
+        "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
+        "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions"),
+        f"Store: {s.db} ({s.seconds:.2f}s)",
+    ]
+    return "\n".join(lines)
+
+
+def _counts(counts: dict[str, int], bare: bool = False) -> str:
+    text = ", ".join(f"{k} {v}" for k, v in counts.items())
+    return text if bare or not text else f" ({text})"
+
+
+@main.command()
+@click.argument("sql", required=False)
+@click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
+@DB_OPTION
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+@_errors
+def query(sql, sql_file, db, fmt):
+    """Run SQL against the store, opened read-only.
+
+    Tables: sessions, calls, file_events, usage, diagnostics, ingested_files, ingests;
+    views: session_overview, usage_dedup. Example questions live in sql/queries/.
+    """
+    if (sql is None) == (sql_file is None):
+        raise click.UsageError("give the SQL as an argument or with --file, not both")
+    click.echo(render(queries.query(sql if sql is not None else sql_file.read(), db=db), fmt))
+
+
+@main.command()
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_errors
+def sessions(db, as_json):
+    """One line per session: harness, start, model, kind and tokens."""
+    df = queries.sessions(db=db)
+    click.echo(render(df, "json" if as_json else "table"))
+

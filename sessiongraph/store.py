@@ -1,0 +1,203 @@
+"""The DuckDB store: one file, frame tables replaced per source file in one transaction."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import platformdirs
+import polars as pl
+
+from ingest.frames import SCHEMAS, Frames
+from sessiongraph import __version__
+from sessiongraph.errors import SessiongraphError
+
+SCHEMA_VERSION = "1"
+FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
+DB_ENV = "SESSIONGRAPH_DB"
+
+
+def default_db_path() -> Path:
+    """``$SESSIONGRAPH_DB``, else ``sessiongraph.duckdb`` in the user data dir."""
+    if os.environ.get(DB_ENV):
+        return Path(os.environ[DB_ENV]).expanduser()
+    return Path(platformdirs.user_data_dir("sessiongraph", appauthor=False)) / "sessiongraph.duckdb"
+
+
+def _sql(name: str) -> str:
+    return resources.files("sql").joinpath(name).read_text(encoding="utf-8")
+
+
+def _view_sql() -> list[str]:
+    views = resources.files("sql").joinpath("views")
+    # usage_dedup first: session_overview reads it.
+    names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
+    names.sort(key=lambda n: n != "usage_dedup.sql")
+    return [views.joinpath(n).read_text(encoding="utf-8") for n in names]
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """What one ingest learned about one file: its fingerprint and the frames it produced."""
+
+    path: str
+    harness: str | None
+    size_bytes: int
+    mtime_ns: int
+    frames: Frames
+    skip_reason: str | None = None
+
+
+class Store:
+    """A sessiongraph DuckDB file. Open read-only for queries, read-write for ingest."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False):
+        self.path = Path(path).expanduser() if path else default_db_path()
+        self.read_only = read_only
+        if read_only and not self.path.exists():
+            raise SessiongraphError(
+                f"no store at {self.path}; run `sessiongraph ingest` first or pass --db",
+                path=str(self.path),
+            )
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            raise SessiongraphError(
+                f"cannot open store {self.path}: {_first_line(exc)}", path=str(self.path)
+            ) from None
+        except duckdb.Error as exc:
+            raise SessiongraphError(
+                f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
+            ) from None
+        if not read_only:
+            self._migrate()
+        else:
+            self._check_version()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        self.con.execute(_sql("schema.sql"))
+        for view in _view_sql():
+            self.con.execute(view)
+        version = self._schema_version()
+        if version is None:
+            self.con.execute(
+                "INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
+            )
+        elif version != SCHEMA_VERSION:
+            raise SessiongraphError(
+                f"store {self.path} has schema version {version}, this sessiongraph writes "
+                f"{SCHEMA_VERSION}; ingest into a new --db file",
+                path=str(self.path),
+            )
+
+    def _schema_version(self) -> str | None:
+        try:
+            rows = self.con.execute(
+                "SELECT value FROM sessiongraph_meta WHERE key = 'schema_version'"
+            ).fetchall()
+        except duckdb.CatalogException:
+            return None
+        return rows[0][0] if rows else None
+
+    def _check_version(self) -> None:
+        if self._schema_version() is None:
+            raise SessiongraphError(f"{self.path} is not a sessiongraph store", path=str(self.path))
+
+    # -- ingest ------------------------------------------------------------------------------
+
+    def fingerprints(self) -> dict[str, tuple[int, int]]:
+        rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns FROM ingested_files").fetchall()
+        return {p: (s, m) for p, s, m in rows}
+
+    def begin_ingest(self, roots: list[str]) -> int:
+        ingest_id = int(self.con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0])
+        self.con.execute(
+            "INSERT INTO ingests (ingest_id, started_at, version, roots) VALUES (?, ?, ?, ?)",
+            [ingest_id, datetime.now(UTC), __version__, roots],
+        )
+        return ingest_id
+
+    def finish_ingest(self, ingest_id: int, *, read: int, unchanged: int, skipped: int) -> None:
+        self.con.execute(
+            "UPDATE ingests SET finished_at = ?, files_read = ?, files_unchanged = ?, files_skipped = ?"
+            " WHERE ingest_id = ?",
+            [datetime.now(UTC), read, unchanged, skipped, ingest_id],
+        )
+
+    def write(self, results: list[FileResult], ingest_id: int) -> None:
+        """Replace every row of these files, all in one transaction: a reader sees all or none."""
+        if not results:
+            return
+        frames = Frames.concat([r.frames for r in results])
+        paths = pl.DataFrame({"source_path": [r.path for r in results]})
+        now = datetime.now(UTC)
+        files = pl.DataFrame(
+            {
+                "source_path": [r.path for r in results],
+                "harness": [r.harness for r in results],
+                "size_bytes": [r.size_bytes for r in results],
+                "mtime_ns": [r.mtime_ns for r in results],
+                "status": ["skipped" if r.skip_reason else "parsed" for r in results],
+                "skip_reason": [r.skip_reason for r in results],
+                "n_sessions": [r.frames.sessions.height for r in results],
+                "n_diagnostics": [r.frames.diagnostics.height for r in results],
+                "ingest_id": [ingest_id] * len(results),
+                "ingested_at": [now] * len(results),
+            },
+            schema_overrides={"harness": pl.String, "skip_reason": pl.String},
+        )
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.register("batch_paths", paths.to_arrow())
+            for table in (*FRAME_TABLES, "ingested_files"):
+                con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM batch_paths)")
+            for table, df in frames.tables().items():
+                if df.height:
+                    con.register("batch_rows", df.to_arrow())
+                    con.execute(
+                        f"INSERT INTO {table} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_rows"
+                    )
+                    con.unregister("batch_rows")
+            con.register("batch_files", files.to_arrow())
+            con.execute("INSERT INTO ingested_files BY NAME SELECT * FROM batch_files")
+            con.unregister("batch_files")
+            con.unregister("batch_paths")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def query(self, sql: str) -> pl.DataFrame:
+        try:
+            rel = self.con.sql(sql)
+            # A statement with no result set (SET, PRAGMA ...) gives no relation.
+            return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
+        except duckdb.Error as exc:
+            raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
+
+    def counts(self, sql: str) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

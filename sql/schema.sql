@@ -1,0 +1,135 @@
+-- sessiongraph store, schema version 1.
+-- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
+-- plus ingest_id: the ingest that wrote the row.
+
+CREATE TABLE IF NOT EXISTS sessiongraph_meta (
+    key   VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ingests (
+    ingest_id      BIGINT PRIMARY KEY,
+    started_at     TIMESTAMPTZ NOT NULL,
+    finished_at    TIMESTAMPTZ,
+    version        VARCHAR NOT NULL,
+    roots          VARCHAR[],
+    files_read     BIGINT,
+    files_unchanged BIGINT,
+    files_skipped  BIGINT
+);
+
+-- One row per file seen: its fingerprint decides whether the next ingest reads it again.
+CREATE TABLE IF NOT EXISTS ingested_files (
+    source_path    VARCHAR PRIMARY KEY,
+    harness        VARCHAR,
+    size_bytes     BIGINT NOT NULL,
+    mtime_ns       BIGINT NOT NULL,
+    status         VARCHAR NOT NULL,   -- parsed | skipped
+    skip_reason    VARCHAR,
+    n_sessions     BIGINT NOT NULL,
+    n_diagnostics  BIGINT NOT NULL,
+    ingest_id      BIGINT NOT NULL,
+    ingested_at    TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id         VARCHAR NOT NULL,
+    harness            VARCHAR NOT NULL,
+    native_id          VARCHAR,
+    agent_id           VARCHAR,
+    session_kind       VARCHAR,
+    layout             VARCHAR,
+    harness_version    VARCHAR,
+    source_path        VARCHAR NOT NULL,
+    source_bytes       BIGINT,
+    cwd                VARCHAR,
+    git_branch         VARCHAR,
+    git_commit         VARCHAR,
+    git_repo           VARCHAR,
+    started_at         TIMESTAMPTZ,
+    ended_at           TIMESTAMPTZ,
+    model              VARCHAR,
+    entrypoint         VARCHAR,
+    originator         VARCHAR,
+    slug               VARCHAR,
+    parent_native_id   VARCHAR,
+    parent_agent_id    VARCHAR,
+    parent_tool_use_id VARCHAR,
+    spawn_depth        INTEGER,
+    agent_type         VARCHAR,
+    forked_from_id     VARCHAR,
+    root_native_id     VARCHAR,
+    first_prompt_hash  VARCHAR,
+    n_records          BIGINT,
+    ingest_id          BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS calls (
+    session_id        VARCHAR NOT NULL,
+    call_id           VARCHAR,
+    tool              VARCHAR,
+    kind              VARCHAR,
+    started_at        TIMESTAMPTZ,
+    ended_at          TIMESTAMPTZ,
+    cwd               VARCHAR,
+    command           VARCHAR,
+    paths             VARCHAR[],
+    subagent_type     VARCHAR,
+    description       VARCHAR,
+    run_in_background BOOLEAN,
+    prompt_hash       VARCHAR,
+    result_agent_id   VARCHAR,
+    progress_agent_id VARCHAR,
+    output_ids        VARCHAR[],
+    exit_code         INTEGER,
+    is_error          BOOLEAN,
+    source_path       VARCHAR NOT NULL,
+    line              BIGINT,
+    ingest_id         BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS file_events (
+    session_id  VARCHAR NOT NULL,
+    call_id     VARCHAR,
+    ts          TIMESTAMPTZ,
+    path        VARCHAR NOT NULL,
+    op          VARCHAR NOT NULL,
+    how         VARCHAR,
+    tier        VARCHAR NOT NULL,
+    source_path VARCHAR NOT NULL,
+    line        BIGINT,
+    ingest_id   BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS usage (
+    session_id               VARCHAR NOT NULL,
+    ts                       TIMESTAMPTZ,
+    model                    VARCHAR,
+    message_id               VARCHAR,
+    request_id               VARCHAR,
+    input_tokens             BIGINT,
+    output_tokens            BIGINT,
+    cache_read_tokens        BIGINT,
+    cache_creation_tokens    BIGINT,
+    cache_creation_5m_tokens BIGINT,
+    cache_creation_1h_tokens BIGINT,
+    reasoning_tokens         BIGINT,
+    source_path              VARCHAR NOT NULL,
+    line                     BIGINT,
+    ingest_id                BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS diagnostics (
+    source_path VARCHAR NOT NULL,
+    line        BIGINT,
+    code        VARCHAR NOT NULL,
+    detail      VARCHAR,
+    harness     VARCHAR,
+    ingest_id   BIGINT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
+CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
+CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
+CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
+CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);

@@ -1,0 +1,43 @@
+"""The DuckDB DDL (sql/schema.sql) and the frames contract (ingest/frames.py) must agree."""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+import pytest
+
+from ingest.frames import SCHEMAS, Frames
+from sessiongraph.store import Store
+
+DUCK_TYPES = {
+    pl.String: "VARCHAR",
+    pl.Int64: "BIGINT",
+    pl.Int32: "INTEGER",
+    pl.Boolean: "BOOLEAN",
+    pl.Datetime("us", "UTC"): "TIMESTAMP WITH TIME ZONE",
+    pl.List(pl.String): "VARCHAR[]",
+}
+
+
+@pytest.mark.parametrize("table", list(SCHEMAS))
+def test_store_table_matches_frame(tmp_path, table):
+    Store(tmp_path / "s.duckdb").close()
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    cols = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
+    expected = [(name, DUCK_TYPES[dtype]) for name, dtype in SCHEMAS[table].items()]
+    expected.append(("ingest_id", "BIGINT"))
+    assert cols == expected
+
+
+def test_empty_frames_keep_their_schemas():
+    frames = Frames.empty()
+    for name, schema in SCHEMAS.items():
+        assert getattr(frames, name).schema == schema
+
+
+def test_unknown_columns_are_refused():
+    with pytest.raises(ValueError, match="not in the frames contract"):
+        Frames.from_rows(calls=[{"session_id": "x", "surprise": 1}])
