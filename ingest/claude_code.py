@@ -8,7 +8,6 @@ an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
@@ -18,7 +17,7 @@ from datetime import datetime
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, parse_ts, read_records
+from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
 from ingest.paths import normalise
 
 NAME = "claude-code"
@@ -32,8 +31,6 @@ FLAT_TYPES = frozenset(
         "frame-link", "cost-state", "file-history-delta", "tag",
     }
 )
-# Types only Claude Code writes; enough to claim a file whose records lack sessionId.
-DETECT_TYPES = FLAT_TYPES | {"user", "assistant", "system", "progress"}
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task up to 2.1.62, Agent from 2.1.63
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell on Windows builds
@@ -71,7 +68,7 @@ def detect(path: str, head: bytes) -> bool:
             return False
         if "payload" in rec or rec.get("type") == "session_meta":
             return False
-        if isinstance(rec.get("sessionId"), str) and rec.get("type") in DETECT_TYPES | {"attachment"}:
+        if isinstance(rec.get("sessionId"), str) and rec.get("type") in THREADED_TYPES | FLAT_TYPES:
             return True
         if rec.get("type") in FLAT_TYPES:
             continue  # summary/snapshot lines come first; look at the next record
@@ -162,7 +159,7 @@ class _Parser:
             return
         sid = rec.get("sessionId")
         if not isinstance(sid, str):
-            self.diags.add("wrong_type", n, f"sessionId: {type(sid).__name__}")
+            self.diags.add("wrong_type", n, f"sessionId: {json_type(sid)}")
             return
         if self.native is None:
             self.native = sid
@@ -207,7 +204,7 @@ class _Parser:
         if msg is None:
             return None
         if not isinstance(msg, dict):
-            self.diags.add("wrong_type", n, f"message: {type(msg).__name__}")
+            self.diags.add("wrong_type", n, f"message: {json_type(msg)}")
             return None
         return msg
 
@@ -216,7 +213,7 @@ class _Parser:
         if isinstance(content, list):
             return content
         if not isinstance(content, str | None):
-            self.diags.add("wrong_type", n, f"message.content: {type(content).__name__}")
+            self.diags.add("wrong_type", n, f"message.content: {json_type(content)}")
         return []
 
     def _assistant(self, n: int, rec: dict, ts: datetime | None, sess: _Session) -> None:
@@ -233,7 +230,7 @@ class _Parser:
         if usage is None:
             return
         if not isinstance(usage, dict):
-            self.diags.add("wrong_type", n, f"message.usage: {type(usage).__name__}")
+            self.diags.add("wrong_type", n, f"message.usage: {json_type(usage)}")
             return
         cache = usage.get("cache_creation")
         cache = cache if isinstance(cache, dict) else {}
@@ -264,7 +261,7 @@ class _Parser:
         tool = as_str(block.get("name")) or ""
         inp = block.get("input")
         if not isinstance(inp, dict):
-            self.diags.add("wrong_type", n, f"{tool}.input: {type(inp).__name__}")
+            self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
         cwd = as_str(rec.get("cwd")) or sess.cwd
         row = {
@@ -273,6 +270,8 @@ class _Parser:
             "kind": "other",
             "started_at": ts,
             "cwd": cwd,
+            "paths": [],
+            "output_ids": [],
             "line": n,
             "is_error": False,
         }
@@ -285,7 +284,7 @@ class _Parser:
             )
             prompt = as_str(inp.get("prompt"))
             if prompt is not None:
-                row["prompt_hash"] = _sha(prompt)
+                row["prompt_hash"] = text_hash(prompt)
                 self.prompts[call_id] = prompt
             self.open_spawns.append(call_id)
         elif tool in SHELL_TOOLS:
@@ -391,7 +390,7 @@ class _Parser:
             self.diags.add("bad_sidecar", None, f"{os.path.basename(meta_path)}: {type(exc).__name__}")
             return {}
         if not isinstance(meta, dict):
-            self.diags.add("bad_sidecar", None, f"{os.path.basename(meta_path)}: {type(meta).__name__}")
+            self.diags.add("bad_sidecar", None, f"{os.path.basename(meta_path)}: {json_type(meta)}")
             return {}
         return meta
 
@@ -433,7 +432,7 @@ class _Parser:
             "spawn_depth": depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
             "agent_type": agent_type,
             "forked_from_id": s.ancestor,
-            "first_prompt_hash": _sha(s.first_prompt) if s.first_prompt is not None else None,
+            "first_prompt_hash": text_hash(s.first_prompt) if s.first_prompt is not None else None,
             "n_records": s.n_records,
         }
 
@@ -490,10 +489,6 @@ def _block_text(block: dict) -> str:
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
     return ""
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()
 
 
 def _size(path: str) -> int | None:

@@ -31,7 +31,7 @@ def default_roots(env: dict[str, str] | None = None) -> list[Path]:
     """Where harnesses keep logs on this machine, honouring their own override variables."""
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
-    claude = [Path(p).expanduser() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    claude = [Path(p.strip()).expanduser() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     roots = [home / ".claude", *claude]
     roots.append(Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex")
     seen: list[Path] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -110,3 +111,15 @@ def as_int(value: object) -> int:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return 0
+
+
+def json_type(value: object) -> str:
+    """JSON type name of a decoded value, for diagnostic details (never the value itself)."""
+    names = {bool: "bool", int: "int", float: "float", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def text_hash(text: str) -> str:
+    """sha256 of a prompt, the same in every adapter so a child matches the call that spawned it
+    across files and harnesses without any prompt text leaving the logs."""
+    return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()

@@ -1,0 +1,527 @@
+"""Codex CLI rollouts (``$CODEX_HOME/sessions/**/rollout-*.jsonl``) -> frames.
+
+One file is one thread. Both layouts parse here: envelope lines ``{timestamp, type, payload}``
+(codex-rs >= ~0.39) and the older pre-envelope file (bare header line, ``record_type: state``
+markers, bare response items without timestamps).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+
+import orjson
+
+from ingest.frames import Frames
+from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
+from ingest.paths import normalise
+
+NAME = "codex"
+
+# RolloutItem kinds (codex-rs protocol.rs, late 2025); newer builds add more (e.g. inter_agent).
+ENVELOPE_KINDS = frozenset(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+)
+# response_item payload types: spec 2.4, codex-rs core/src/rollout/policy.rs (late 2025) and
+# the corpus (0.125.0, 0.128.0-alpha.1).
+KNOWN_RESPONSE_ITEMS = frozenset({
+    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot",
+    "compaction",
+})
+# event_msg payload types: spec 2.5, rollout/policy.rs (late 2025) and the corpus.
+KNOWN_EVENTS = frozenset({
+    "task_started", "task_complete", "user_message", "agent_message", "agent_reasoning",
+    "agent_reasoning_raw_content", "token_count", "exec_command_end", "patch_apply_end",
+    "web_search_end", "turn_aborted", "context_compacted", "entered_review_mode",
+    "exited_review_mode", "undo_completed", "collab_agent_spawn_end", "collab_waiting_end",
+})
+# SessionSource strings (codex-rs protocol.rs) -> entrypoint.
+SOURCE_ENTRYPOINTS = {"cli": "cli", "exec": "exec", "vscode": "vscode", "mcp": "mcp"}
+# Rollouts older than `source` (< ~0.4x) only name the originator.
+ORIGINATOR_ENTRYPOINTS = {"codex_cli_rs": "cli", "codex-tui": "cli", "codex_exec": "exec"}
+# SubAgentSource helpers that are not tool spawns: {"subagent": "review" | "compact"}.
+SUBAGENT_KINDS = {"review": "review", "compact": "compaction"}
+# Tool -> call kind. Shell tools by era: shell (<= 0.4x), shell_command (~0.5x-0.6x),
+# exec_command (unified exec, 0.1xx); local_shell_call is the older built-in shell item.
+TOOL_KINDS = {
+    "shell": "shell", "shell_command": "shell", "exec_command": "shell",
+    "local_shell_call": "shell", "apply_patch": "patch", "spawn_agent": "spawn",
+}
+# argv[0] of `[sh, -lc, SCRIPT]` wrappers whose script is the real command.
+WRAPPER_SHELLS = frozenset({"bash", "zsh", "sh"})
+# patch_apply_end change type (codex-rs FileChange) -> file op.
+CHANGE_OPS = {"add": "write", "update": "write", "delete": "delete"}
+# apply_patch text headers (codex apply-patch grammar) -> file op; "Move to" renames.
+PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete"}
+
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+# Output headers: "Exit code: N" (shell_command, unified exec) / "Process exited with code N".
+_EXIT = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
+_PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
+_PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+_META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
+_META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
+_LEGACY_HEAD = re.compile(
+    rb'^\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:'
+)
+_MAX_IDS = 20
+
+
+def detect(path: str, head: bytes) -> bool:
+    """True when ``head`` starts like a Codex rollout (envelope or pre-envelope header)."""
+    try:
+        return _detect(head)
+    except Exception:  # noqa: BLE001 - detection must never break a scan
+        return False
+
+
+def _detect(head: bytes) -> bool:
+    first, newline, rest = head.removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
+    if not first.startswith(b"{"):
+        return False
+    if newline:
+        try:
+            obj = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            obj = None  # e.g. invalid UTF-8 in the header: fall back to the byte checks
+        if isinstance(obj, dict):
+            if obj.get("type") == "session_meta":
+                return isinstance(obj.get("payload"), dict)
+            legacy = "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj
+            return legacy and ("instructions" in obj or b'"record_type"' in rest[:200])
+    # The header did not fit in head (long base_instructions): look at its opening bytes.
+    prefix = first[:1024]
+    kind, payload = _META_TYPE.search(prefix), _META_PAYLOAD.search(prefix)
+    if kind and payload and kind.start() < payload.start():
+        return True
+    return bool(_LEGACY_HEAD.match(prefix))
+
+
+def parse(path: str) -> Frames:
+    """Parse one rollout; bad input becomes diagnostics rows, never an exception."""
+    return _Rollout(path).run()
+
+
+def _texts(value: object) -> str | None:
+    """A string, or the joined ``text`` of content items ``[{type, text}, ...]``."""
+    if isinstance(value, list):
+        return "\n".join(
+            i["text"] for i in value if isinstance(i, dict) and isinstance(i.get("text"), str)
+        )
+    return value if isinstance(value, str) else None
+
+
+def _command_text(value: object) -> str | None:
+    """Shell command text of an argv list (the script of `sh -lc SCRIPT`) or a string."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    wrapped = len(value) == 3 and value[1] in ("-lc", "-c")
+    if wrapped and os.path.basename(value[0]) in WRAPPER_SHELLS:
+        return value[2]
+    return " ".join(value)
+
+
+def _patch_ops(text: str, cwd: str | None) -> list[tuple[str, str]]:
+    """(path, op) pairs an apply_patch text names; a move deletes the old path."""
+    ops: list[tuple[str, str]] = []
+    for m in _PATCH_LINE.finditer(text):
+        path = normalise(m.group(2), cwd)
+        if path and m.group(1) == "Move to":
+            if ops:  # the moved file is the one the preceding Update names
+                ops[-1] = (ops[-1][0], "delete")
+            ops.append((path, "write"))
+        elif path:
+            ops.append((path, PATCH_OPS[m.group(1)]))
+    return ops
+
+
+def _output_parts(value: object) -> tuple[str | None, dict | None]:
+    """(text, JSON object) of a tool output: plain text, a JSON-encoded object or items."""
+    obj = value if isinstance(value, dict) else None
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            parsed = None
+        obj = parsed if isinstance(parsed, dict) else None
+    if obj is not None:  # {"output": ..., "metadata": {"exit_code": ...}} and agent ids
+        return _texts(obj.get("output", obj.get("content"))), obj
+    return _texts(value), None
+
+
+def _exit_from(text: str | None, obj: dict | None) -> int | None:
+    meta = obj.get("metadata") if obj else None
+    if isinstance(meta, dict) and type(meta.get("exit_code")) is int:
+        return meta["exit_code"]
+    m = _EXIT.search(text.split("\nOutput:", 1)[0][:1000]) if text else None  # header only
+    return int(m.group(1)) if m else None
+
+
+class _Rollout:
+    """One parse: identity, the current turn, calls keyed by call_id and pending results."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.d = Diagnostics(path, harness=NAME)
+        self.meta: dict | None = None
+        self.legacy = False
+        self.first_ts = self.last_ts = None
+        self.n_records = 0
+        self.models: Counter[str] = Counter()
+        self.model: str | None = None
+        self.turn_cwd: str | None = None
+        self.prompt: str | None = None  # first event_msg user_message
+        self.item_prompt: str | None = None  # first typed user message item (fallback)
+        self.calls: list[dict] = []
+        self.by_id: dict[str, dict] = {}
+        self.patch_text: dict[int, list[tuple[str, str]]] = {}  # id(row) -> ops from its text
+        self.stdin_proc: dict[str, str] = {}  # write_stdin call_id -> unified-exec process id
+        self.outputs: list[tuple] = []  # tool outputs, paired after the scan
+        self.ends: list[tuple] = []  # end events, paired after the outputs (they win)
+        self.events: list[dict] = []
+        self.usage: list[dict] = []
+        self.max_total = 0
+        self.prev = (0, 0, 0, 0)
+
+    def run(self) -> Frames:
+        for n, rec in read_records(self.path, self.d):
+            self.n_records += 1
+            self._record(n, rec)
+        native = as_str(self.meta.get("id")) if self.meta else None
+        if native is None:
+            if self.n_records:
+                self.d.add("no_session", None, f"{self.n_records} records, no session_meta id")
+            return Frames.from_rows(diagnostics=self.d.rows)
+        self._pair()
+        session = self._session_row(native)
+        for row in (*self.calls, *self.events, *self.usage):
+            row["session_id"] = session["session_id"]
+        for row in self.usage:  # a count before the first turn_context: the session's model
+            row["model"] = row["model"] or session["model"]
+        return Frames.from_rows(sessions=[session], calls=self.calls, file_events=self.events,
+                                usage=self.usage, diagnostics=self.d.rows)
+
+    def _record(self, n: int, rec: dict) -> None:
+        if "record_type" in rec:  # pre-envelope state marker
+            return
+        kind = rec.get("type")
+        if kind is None and self.meta is None and isinstance(rec.get("id"), str):
+            self.legacy, self.meta = True, rec  # pre-envelope header
+            self._ts(rec, n)
+            return
+        if self.legacy and "payload" not in rec:
+            self._item(rec, None, n)  # bare items carry no timestamp in this layout
+            return
+        ts = self._ts(rec, n)
+        if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
+            detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"
+            self.d.add("unknown_record_type", n, detail)
+            return
+        p = rec.get("payload")
+        if not isinstance(p, dict):
+            self.d.add("wrong_type", n, f"{kind}.payload: {json_type(p)}")
+        elif kind == "session_meta" and self.meta is None:  # later ones: resume/fork copies
+            if isinstance(p.get("id"), str):
+                self.meta = p
+            else:
+                self.d.add("wrong_type", n, f"session_meta.id: {json_type(p.get('id'))}")
+        elif kind == "turn_context":
+            if isinstance(p.get("model"), str):
+                self.model = p["model"]
+                self.models[self.model] += 1
+            self.turn_cwd = as_str(p.get("cwd")) or self.turn_cwd
+        elif kind == "response_item":
+            self._item(p, ts, n)
+        elif kind == "event_msg":
+            self._event(p, ts, n)
+
+    def _ts(self, rec: dict, n: int):
+        raw = rec.get("timestamp")
+        ts = parse_ts(raw)
+        if ts is None:
+            detail = "timestamp missing" if raw is None else f"timestamp: unparseable {json_type(raw)}"
+            self.d.add("bad_timestamp", n, detail)
+            return None
+        self.first_ts = self.first_ts or ts
+        self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        return ts
+
+    def _cwd(self) -> str | None:
+        return self.turn_cwd or (as_str(self.meta.get("cwd")) if self.meta else None)
+
+    def _item(self, p: dict, ts, n: int) -> None:
+        t = p.get("type")
+        if not isinstance(t, str) or t not in KNOWN_RESPONSE_ITEMS:
+            name = t if isinstance(t, str) else json_type(t)
+            self.d.add("unknown_record_type", n, f"response_item:{name}")
+        elif t == "function_call":
+            self._function_call(p, ts, n)
+        elif t == "custom_tool_call":
+            row, text = self._add_call(p, as_str(p.get("name")), ts, n), p.get("input")
+            if not isinstance(text, str):
+                self.d.add("wrong_type", n, f"custom_tool_call.input: {json_type(text)}")
+            elif row["kind"] == "patch":
+                self._set_patch(row, text)
+        elif t == "local_shell_call":
+            action = p.get("action")
+            if not isinstance(action, dict):
+                self.d.add("wrong_type", n, f"local_shell_call.action: {json_type(action)}")
+                action = {}
+            row = self._add_call(p, "local_shell_call", ts, n)
+            self._shell(row, action.get("command"), action.get("working_directory"), n)
+        elif t == "web_search_call":
+            self._add_call(p, "web_search_call", ts, n, call_id=as_str(p.get("id")))
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            self.outputs.append((as_str(p.get("call_id")), p.get("output"), ts, n))
+        elif t == "message" and p.get("role") == "user" and self.item_prompt is None:
+            # Injected context (<environment_context>, <user_instructions>, AGENTS.md) is not
+            # the prompt; pre-envelope files have no user_message event to tell them apart.
+            text = _texts(p.get("content"))
+            if text and not text.lstrip().startswith(("<", "# AGENTS.md")):
+                self.item_prompt = text
+
+    def _function_call(self, p: dict, ts, n: int) -> None:
+        name, raw, args = as_str(p.get("name")), p.get("arguments"), {}
+        if not isinstance(raw, str):
+            self.d.add("wrong_type", n, f"function_call.arguments: {json_type(raw)}")
+        else:
+            try:
+                parsed = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                self.d.add("bad_arguments", n, f"{name}: arguments are not JSON ({len(raw)} chars)")
+            else:
+                if isinstance(parsed, dict):
+                    args = parsed
+                else:
+                    self.d.add("bad_arguments", n, f"{name}: arguments are a JSON {json_type(parsed)}")
+        row = self._add_call(p, name, ts, n)
+        if name in ("shell", "shell_command"):
+            self._shell(row, args.get("command"), args.get("workdir"), n)
+        elif name == "exec_command":
+            self._shell(row, args.get("cmd"), args.get("workdir"), n)
+        elif name == "write_stdin" and row["call_id"] and args.get("session_id") is not None:
+            self.stdin_proc[row["call_id"]] = str(args["session_id"])
+        elif name == "apply_patch" and isinstance(args.get("input"), str):
+            self._set_patch(row, args["input"])
+        elif name == "spawn_agent":
+            row["subagent_type"] = as_str(args.get("agent_type")) or as_str(args.get("agent_role"))
+            row["description"] = as_str(args.get("task_name"))
+            if isinstance(args.get("message"), str):  # becomes the child's first prompt
+                row["prompt_hash"] = text_hash(args["message"])
+
+    def _add_call(self, p: dict, tool: str | None, ts, n: int, *, call_id=None) -> dict:
+        call_id = call_id or as_str(p.get("call_id"))
+        row = {
+            "call_id": call_id, "tool": tool, "kind": TOOL_KINDS.get(tool or "", "other"),
+            "started_at": ts, "cwd": self._cwd(), "paths": [], "output_ids": [],
+            "source_path": self.path, "line": n,
+        }
+        self.calls.append(row)
+        if call_id:
+            self.by_id.setdefault(call_id, row)
+        return row
+
+    def _shell(self, row: dict, command: object, workdir: object, n: int) -> None:
+        if isinstance(workdir, str) and workdir:
+            row["cwd"] = normalise(workdir, self._cwd()) or workdir
+        if isinstance(command, list) and command and command[0] in ("apply_patch", "applypatch"):
+            # Codex runs an `apply_patch PATCH` argv itself (mid-2025 models called it via shell).
+            row["kind"] = "patch"
+            if len(command) == 2 and isinstance(command[1], str):
+                self._set_patch(row, command[1])
+            return
+        row["command"] = _command_text(command)
+        if row["command"] is None and command is not None:
+            self.d.add("wrong_type", n, f"{row['tool']}.command: {json_type(command)}")
+
+    def _set_patch(self, row: dict, text: str) -> None:
+        self.patch_text[id(row)] = ops = _patch_ops(text, row["cwd"])
+        row["paths"] = list(dict.fromkeys(path for path, _ in ops))
+
+    def _event(self, p: dict, ts, n: int) -> None:
+        t = p.get("type")
+        if not isinstance(t, str) or t not in KNOWN_EVENTS:
+            name = t if isinstance(t, str) else json_type(t)
+            self.d.add("unknown_record_type", n, f"event_msg:{name}")
+        elif t == "token_count":
+            self._tokens(p, ts, n)
+        elif t == "user_message" and self.prompt is None and isinstance(p.get("message"), str):
+            self.prompt = p["message"]
+        elif t in ("exec_command_end", "patch_apply_end", "collab_agent_spawn_end"):
+            self.ends.append((t, as_str(p.get("call_id")), p, ts, n))
+            if t == "exec_command_end":
+                self._reads(p, ts, n)
+
+    def _reads(self, p: dict, ts, n: int) -> None:
+        """The harness's own parse of the command: its `read` items are reported reads."""
+        parsed = p.get("parsed_cmd")
+        if parsed is not None and not isinstance(parsed, list):
+            self.d.add("wrong_type", n, f"exec_command_end.parsed_cmd: {json_type(parsed)}")
+            return
+        cwd, seen = as_str(p.get("cwd")) or self._cwd(), set()
+        for item in parsed or []:
+            if isinstance(item, dict) and item.get("type") == "read":
+                path = normalise(item["path"], cwd) if isinstance(item.get("path"), str) else None
+                if path and path not in seen:
+                    seen.add(path)
+                    self._file_event(as_str(p.get("call_id")), ts, path, "read", "parsed_cmd",
+                                     "reported", n)
+
+    def _file_event(self, call_id, ts, path, op, how, tier, line) -> None:
+        self.events.append({"call_id": call_id, "ts": ts, "path": path, "op": op, "how": how,
+                            "tier": tier, "source_path": self.path, "line": line})
+
+    def _tokens(self, p: dict, ts, n: int) -> None:
+        info = p.get("info")
+        if info is None:  # a rate-limits-only update
+            return
+        if not isinstance(info, dict):
+            self.d.add("wrong_type", n, f"token_count.info: {json_type(info)}")
+            return
+        total = info.get("total_token_usage")
+        if not isinstance(total, dict):
+            self.d.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
+            return
+        grand = as_int(total.get("total_tokens"))
+        if grand <= self.max_total:  # cumulative totals: an equal or lower one is a re-emit/replay
+            return
+        cached = as_int(total.get("cached_input_tokens"))
+        cur = (as_int(total.get("input_tokens")) - cached, cached,
+               as_int(total.get("output_tokens")), as_int(total.get("reasoning_output_tokens")))
+        inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev))
+        self.prev, self.max_total = cur, grand
+        self.usage.append({
+            "ts": ts, "model": self.model, "message_id": f"cum:{grand}", "input_tokens": inp,
+            "cache_read_tokens": cache, "output_tokens": out, "reasoning_tokens": reason,
+            "cache_creation_tokens": 0, "cache_creation_5m_tokens": 0,
+            "cache_creation_1h_tokens": 0, "source_path": self.path, "line": n,
+        })
+
+    def _pair(self) -> None:
+        procs: dict[str, dict] = {}  # unified-exec process id -> the exec_command running it
+        ids: dict[int, list[str]] = {}
+        for call_id, value, ts, n in self.outputs:  # file order, so process ids map correctly
+            row = self.by_id.get(call_id) if call_id else None
+            text, obj = _output_parts(value)
+            if text is None and obj is None:
+                self.d.add("wrong_type", n, f"output: {json_type(value)}")
+            if row is None:
+                self.d.add("unmatched_result", n, "output names no call of this file")
+                continue
+            row["ended_at"] = ts
+            owner = row
+            if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
+                owner = procs.get(self.stdin_proc.get(call_id, ""))
+            if owner is not None and owner["kind"] in ("shell", "patch"):
+                code = _exit_from(text, obj)
+                if code is not None:  # a write_stdin poll that saw the exit ends its exec call
+                    owner["exit_code"], owner["ended_at"] = code, ts
+                if owner["kind"] == "shell" and text:
+                    ids.setdefault(id(owner), []).extend(_UUID.findall(text))
+                    for m in _PROC.finditer(text.split("\nOutput:", 1)[0]):
+                        procs[m.group(1)] = owner
+            if row["kind"] == "spawn" and obj:
+                found = [obj[k] for k in ("agent_id", "new_thread_id", "thread_id")
+                         if isinstance(obj.get(k), str)]
+                row["result_agent_id"] = found[0] if found else None
+        applied: dict[int, tuple] = {}
+        for t, call_id, p, ts, n in self.ends:  # end events override what outputs said
+            row = self.by_id.get(call_id) if call_id else None
+            if row is None:
+                continue  # e.g. a user `!cmd` shell command: no model call to attach to
+            row["ended_at"] = ts
+            if t == "exec_command_end":
+                if type(p.get("exit_code")) is int:
+                    row["exit_code"] = p["exit_code"]
+                for key in ("aggregated_output", "stdout", "stderr"):
+                    if isinstance(p.get(key), str):
+                        ids.setdefault(id(row), []).extend(_UUID.findall(p[key]))
+            elif t == "patch_apply_end":
+                if isinstance(p.get("success"), bool):
+                    row["is_error"] = not p["success"]
+                applied[id(row)] = (self._changes(p, row["cwd"], n), ts, n)
+            elif isinstance(p.get("new_thread_id"), str):
+                row["result_agent_id"] = p["new_thread_id"]
+        for row in self.calls:
+            if row["kind"] == "shell":
+                found = dict.fromkeys(u.lower() for u in ids.get(id(row), []))
+                row["output_ids"] = list(found)[:_MAX_IDS]
+            if row.get("is_error") is None and row.get("exit_code") is not None:
+                row["is_error"] = row["exit_code"] != 0
+            if row["kind"] == "patch":
+                self._patch_events(row, applied.get(id(row)))
+
+    def _changes(self, p: dict, cwd: str | None, n: int) -> list[tuple[str, str]] | None:
+        raw = p.get("changes")
+        if raw is None or not isinstance(raw, dict):
+            if raw is not None:
+                self.d.add("wrong_type", n, f"patch_apply_end.changes: {json_type(raw)}")
+            return None
+        ops: list[tuple[str, str]] = []
+        for key, val in raw.items():
+            kind = val.get("type") if isinstance(val, dict) else None
+            op = CHANGE_OPS.get(kind) if isinstance(kind, str) else None
+            path = normalise(key, cwd)
+            if op is None:
+                self.d.add("wrong_type", n, f"patch_apply_end.changes[].type: {json_type(kind)}")
+            move = val.get("move_path") if isinstance(val, dict) else None
+            move = normalise(move, cwd) if isinstance(move, str) else None
+            if op and path:
+                ops += [(path, "delete"), (move, "write")] if move else [(path, op)]
+        return ops
+
+    def _patch_events(self, row: dict, applied: tuple | None) -> None:
+        if applied is not None and applied[0] is not None:
+            ops, ts, line = applied
+            row["paths"] = list(dict.fromkeys(row["paths"] + [path for path, _ in ops]))
+        else:
+            ops, ts, line = self.patch_text.get(id(row), []), row["started_at"], row["line"]
+        if not row.get("is_error"):  # a failed patch changed nothing we can vouch for
+            for path, op in ops:
+                self._file_event(row["call_id"], ts, path, op, "apply_patch", "verified", line)
+
+    def _session_row(self, native: str) -> dict:
+        m = self.meta or {}
+        git = m.get("git") if isinstance(m.get("git"), dict) else {}
+        source, originator = m.get("source"), as_str(m.get("originator"))
+        entry, kind, spawn = None, "main", {}
+        if isinstance(source, str):
+            entry = SOURCE_ENTRYPOINTS.get(source, source)
+        elif isinstance(source, dict) and "subagent" in source:
+            entry, sub = "subagent", source["subagent"]
+            kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
+            spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+            spawn = spawn if isinstance(spawn, dict) else {}
+        elif source is None:
+            entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
+        else:
+            self.d.add("wrong_type", None, f"session_meta.source: {json_type(source)}")
+        depth = spawn.get("depth")
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            size = None
+        prompt = self.prompt or self.item_prompt
+        return {
+            "session_id": f"{NAME}:{native}", "harness": NAME, "native_id": native,
+            "session_kind": kind, "layout": "rollout", "source_path": self.path,
+            "harness_version": as_str(m.get("cli_version")), "source_bytes": size,
+            "cwd": as_str(m.get("cwd")) or self.turn_cwd, "git_branch": as_str(git.get("branch")),
+            "git_commit": as_str(git.get("commit_hash")),
+            "git_repo": as_str(git.get("repository_url")),
+            "started_at": parse_ts(m.get("timestamp")) or self.first_ts, "ended_at": self.last_ts,
+            "model": self.models.most_common(1)[0][0] if self.models else None,
+            "entrypoint": entry, "originator": originator,
+            "parent_native_id": as_str(spawn.get("parent_thread_id"))
+            or as_str(m.get("parent_thread_id")),
+            "spawn_depth": depth if type(depth) is int else None,
+            "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")),
+            "forked_from_id": as_str(m.get("forked_from_id")),
+            "root_native_id": as_str(m.get("session_id")),
+            "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
+            "n_records": self.n_records,
+        }
