@@ -584,7 +584,7 @@ def build_project1():
         "OpenAI Codex v0.61.0 (research preview)\n--------\n"
         f"workdir: {cwd}\nmodel: gpt-5.1-codex\nprovider: openai\napproval: never\nsandbox: read-only\n"
         "reasoning effort: medium\nreasoning summaries: auto\n"
-        "session id: 0199aaaa-1111-7222-8333-444455556666\n--------\n"
+        "session id: 019b036b-c520-7c3e-9a41-5be0d7f2c816\n--------\n"
         "user\nreview the diff\n\ncodex\nNOTES.md follows the outline. Consider linking the Theming TODO to an issue.\n"
         "tokens used\n4,210\n"
     )
