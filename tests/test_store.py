@@ -1,0 +1,79 @@
+"""The DuckDB store through the pipeline: incremental ingest, replacement, resumed sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from sessiongraph.pipeline import ingest
+from sessiongraph.store import Store
+from tests.conftest import SAMPLES
+
+CHILD = SAMPLES / "codex/sessions/2025/12/09/rollout-2025-12-09T14-02-33-019b036b-c520-7c3e-9a41-5be0d7f2c816.jsonl"
+
+
+def _dump(db) -> dict[str, list]:
+    with Store(db, read_only=True) as s:
+        return {
+            t: s.query(f"SELECT * EXCLUDE (ingest_id) FROM {t} ORDER BY ALL").rows()
+            for t in ("sessions", "calls", "file_events", "usage", "diagnostics")
+        }
+
+
+def test_ingesting_twice_equals_once(tmp_path):
+    once, twice = tmp_path / "once.duckdb", tmp_path / "twice.duckdb"
+    ingest([str(SAMPLES)], db=str(once), workers=1)
+    ingest([str(SAMPLES)], db=str(twice), workers=2)
+    second = ingest([str(SAMPLES)], db=str(twice), workers=2)
+    assert second.files_read == 0 and second.files_unchanged > 0
+    assert _dump(once) == _dump(twice)
+
+
+def test_a_thread_resumed_into_a_second_file_is_one_session(tmp_path):
+    """`codex resume` writes a new rollout for the same thread that replays earlier events."""
+    lines = CHILD.read_text().splitlines()
+    first = tmp_path / "rollout-2025-12-09T14-02-33-a.jsonl"
+    first.write_text("\n".join(lines[:12]) + "\n")  # up to the second token_count
+    resumed = tmp_path / "rollout-2025-12-10T09-00-00-b.jsonl"
+    resumed.write_text("\n".join(lines) + "\n")  # the whole thread again, plus the new turn
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path)], db=str(db), workers=1)
+    with Store(db, read_only=True) as s:
+        rows = s.query(
+            "SELECT session_id, n_files, input_tokens, cache_read_tokens, output_tokens FROM session_overview"
+        ).rows()
+        per_file = s.query("SELECT count(*) FROM sessions").item()
+    assert per_file == 2
+    assert rows == [("codex:019b036b-c520-7c3e-9a41-5be0d7f2c816", 2, 10118 - 6528, 6528, 262)]
+
+
+def test_a_grown_file_is_replaced_not_appended(tmp_path):
+    f = tmp_path / "rollout.jsonl"
+    lines = CHILD.read_text().splitlines()
+    f.write_text("\n".join(lines[:9]) + "\n")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path)], db=str(db), workers=1)
+    f.write_text("\n".join(lines) + "\n")
+    os.utime(f, ns=(1, 1))  # a different mtime even on coarse clocks
+    summary = ingest([str(tmp_path)], db=str(db), workers=1)
+    assert summary.files_read == 1
+    with Store(db, read_only=True) as s:
+        assert s.query("SELECT count(*) FROM usage").item() == 3
+        assert s.query("SELECT count(*) FROM sessions").item() == 1
+        assert s.query("SELECT sum(n_diagnostics) FROM ingested_files").item() == 0
+
+
+def test_unreadable_file_is_a_diagnostic_row(tmp_path):
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "missing-target.jsonl")
+    db = tmp_path / "s.duckdb"
+    summary = ingest([str(tmp_path)], db=str(db), workers=1)
+    assert summary.diagnostics_by_code == {"unreadable_file": 1}
+    assert summary.skipped_by_reason == {"unreadable_file": 1}
+    with Store(db, read_only=True) as s:
+        assert s.query("SELECT code FROM diagnostics").rows() == [("unreadable_file",)]
+
+
+def test_summary_is_json_serialisable(tmp_path):
+    summary = ingest([str(SAMPLES)], db=str(tmp_path / "s.duckdb"), workers=1)
+    data = json.loads(json.dumps(summary.to_dict()))
+    assert data["sessions_by_harness"] == {"claude-code": 23, "codex": 7}
