@@ -51,6 +51,8 @@ UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 UUID_STEM = re.compile(r"^" + UUID.pattern + r"$")
 # The Task/Agent result text ends "agentId: <id> (for resuming ...)"; nested results have only this.
 AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
+# A plan hand-off's first prompt ends "read the full transcript at: <dir>/<oldSessionId>.jsonl".
+HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.pattern + r")\.jsonl")
 MAX_OUTPUT_IDS = 20
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
 
@@ -139,6 +141,7 @@ class _Parser:
         self.usage: dict[tuple[str, str], dict] = {}
         self.progress: dict[str, str] = {}
         self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
+        self.continued_from: str | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -166,6 +169,8 @@ class _Parser:
         elif sid != self.native:
             # A hand-off copies the old session's last record into the new file.
             self.diags.add("foreign_record", n, "sessionId differs from the file's session")
+            if self.layout == "main":
+                self.continued_from = self.continued_from or sid
             return
         raw_ts = rec.get("timestamp")
         ts = parse_ts(raw_ts)
@@ -288,7 +293,11 @@ class _Parser:
                 self.prompts[call_id] = prompt
             self.open_spawns.append(call_id)
         elif tool in SHELL_TOOLS:
-            row.update(kind="shell", command=as_str(inp.get("command")))
+            row.update(
+                kind="shell",
+                command=as_str(inp.get("command")),
+                run_in_background=inp.get("run_in_background") is True,
+            )
         elif tool in FILE_TOOLS:
             kind, key, _ = FILE_TOOLS[tool]
             row["kind"] = kind
@@ -309,6 +318,9 @@ class _Parser:
                 sess.first_prompt = text
                 if sess.key and sess.n_records == 1:
                     self._place_sidechain(sess, text)
+                cited = HANDOFF_CITE.search(text) if not sess.key else None
+                if cited and cited.group(1) != self.native:
+                    self.continued_from = self.continued_from or cited.group(1)
         results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
         sidecar = rec.get("toolUseResult") if len(results) == 1 else None
         for block in results:
@@ -432,6 +444,7 @@ class _Parser:
             "spawn_depth": depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
             "agent_type": agent_type,
             "forked_from_id": s.ancestor,
+            "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": text_hash(s.first_prompt) if s.first_prompt is not None else None,
             "n_records": s.n_records,
         }

@@ -63,6 +63,9 @@ SESSIONS = pl.Schema(
         "agent_type": pl.String,  # meta.json agentType / Codex agent_role
         "forked_from_id": pl.String,  # Codex forked_from_id; Claude snake-case session_id ancestor
         "root_native_id": pl.String,  # Codex session_id (root thread of a spawn tree)
+        # Claude: the earlier session a plan hand-off or /clear continued (its copied tail
+        # record, or the transcript path the first prompt cites).
+        "continued_from_id": pl.String,
         # sha256 of the first user prompt: lets the passes match a child to the call that
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,

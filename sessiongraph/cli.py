@@ -90,12 +90,18 @@ def ingest(paths, db, since, until, workers, as_json):  # noqa: PLR0913
 def _summary_text(s: IngestSummary) -> str:
     if s.files_found == 0:
         return f"No logs found. Looked in: {', '.join(s.roots)}\nStore: {s.db}"
+    edges = "; ".join(
+        f"{kind} " + ", ".join(f"{n} {tier}" for tier, n in tiers.items()) for kind, tiers in s.edges_by_kind.items()
+    )
     lines = [
         f"Files: {s.files_found} found, {s.files_read} read, {s.files_unchanged} unchanged, "
         f"{s.files_skipped} skipped" + _counts(s.skipped_by_reason),
         "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
         "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
-        "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions"),
+        "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions")
+        + f"; {s.runs} runs",
+        "Edges: " + (edges or "none"),
+        "Inference: " + (_counts(s.inference_counts, bare=True) or "nothing to report"),
         f"Store: {s.db} ({s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
@@ -134,3 +140,29 @@ def sessions(db, as_json):
     df = queries.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
 
+
+
+@main.command()
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_errors
+def runs(db, as_json):
+    """One line per run: its root session, size and how its sessions were started."""
+    click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
+
+
+@main.command()
+@click.argument("run")
+@DB_OPTION
+@click.option("--format", "fmt", type=click.Choice(["tree", "dot"]), default="tree", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
+@_errors
+def show(run, db, fmt, out):
+    """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
+    nested by spawn and launch, every edge with its tier; or as Graphviz DOT."""
+    text = queries.show(run, fmt=fmt, db=db)
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        click.echo(text)

@@ -15,6 +15,7 @@ from ingest import registry
 from ingest.discover import Found, default_roots, discover
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
+from inference import infer
 from sessiongraph.store import FileResult, Store
 
 # Files per store transaction: large enough to amortise DuckDB's commit, small enough that a
@@ -37,6 +38,10 @@ class IngestSummary:
     sessions_by_harness: dict[str, int] = field(default_factory=dict)
     diagnostics_by_code: dict[str, int] = field(default_factory=dict)
     store_sessions_by_harness: dict[str, int] = field(default_factory=dict)
+    inferred: bool = False  # whether the passes ran (they do when any file changed)
+    runs: int = 0
+    edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
+    inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -128,6 +133,7 @@ def ingest(
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
+        written = 0
         done = 0
         if progress:
             progress(0, len(todo))
@@ -145,10 +151,15 @@ def ingest(
                 batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason))
                 if len(batch) >= BATCH_FILES:
                     store.write(batch, ingest_id)
+                    written += len(batch)
                     batch = []
             if progress:
                 progress(done, len(todo))
         store.write(batch, ingest_id)
+        written += len(batch)
+        if written or store.needs_inference():
+            store.write_inference(infer(store.load_frames()))
+            summary.inferred = True
         summary.files_skipped = sum(skipped.values())
         summary.skipped_by_reason = dict(sorted(skipped.items()))
         summary.sessions_by_harness = dict(sorted(sessions.items()))
@@ -158,6 +169,14 @@ def ingest(
         )
         summary.store_sessions_by_harness = store.counts(
             "SELECT harness, count(DISTINCT session_id) FROM sessions GROUP BY harness ORDER BY harness"
+        )
+        summary.runs = store.counts("SELECT 'runs', count(*) FROM runs")["runs"]
+        for kind, tier, n in store.con.execute(
+            "SELECT kind, tier, count(*) FROM all_edges GROUP BY ALL ORDER BY ALL"
+        ).fetchall():
+            summary.edges_by_kind.setdefault(kind, {})[tier] = n
+        summary.inference_counts = store.counts(
+            "SELECT pass || '.' || code, sum(count) FROM inference_diagnostics GROUP BY ALL ORDER BY 1"
         )
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary

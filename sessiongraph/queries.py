@@ -23,3 +23,25 @@ def query(sql: str, *, db: str | None = None) -> pl.DataFrame:
 def sessions(*, db: str | None = None) -> pl.DataFrame:
     with Store(db, read_only=True) as store:
         return store.query(SESSIONS_SQL)
+
+
+RUNS_SQL = """
+SELECT run_id, root_session_id, root_harness, started_at, n_sessions, n_spawns, n_launches,
+       n_artifact_edges, max_depth, harnesses
+FROM runs
+ORDER BY started_at NULLS LAST, run_id
+"""
+
+
+def runs(*, db: str | None = None) -> pl.DataFrame:
+    with Store(db, read_only=True) as store:
+        return store.query(RUNS_SQL)
+
+
+def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
+    """One run as an indented tree (``tree``) or Graphviz DOT (``dot``)."""
+    from sessiongraph import show as render
+
+    with Store(db, read_only=True) as store:
+        graph = render.run_graph(store, run)
+    return render.dot(graph) if fmt == "dot" else render.tree(graph)

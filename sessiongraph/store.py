@@ -13,11 +13,20 @@ import platformdirs
 import polars as pl
 
 from ingest.frames import SCHEMAS, Frames
+from inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
+INFERENCE_TABLES: dict[str, pl.Schema] = {
+    "edges": EDGES,
+    "lineage": EDGES,
+    "runs": RUNS,
+    "run_sessions": RUN_SESSIONS,
+    "artifacts": ARTIFACTS,
+    "inference_diagnostics": INFERENCE_DIAGNOSTICS,
+}
 DB_ENV = "SESSIONGRAPH_DB"
 
 
@@ -66,7 +75,10 @@ class Store:
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            # Never fetch extensions from the network: a store must open offline.
+            self.con = duckdb.connect(
+                str(self.path), read_only=read_only, config={"autoinstall_known_extensions": False}
+            )
         except duckdb.IOException as exc:
             raise SessiongraphError(
                 f"cannot open store {self.path}: {_first_line(exc)}", path=str(self.path)
@@ -117,8 +129,15 @@ class Store:
         return rows[0][0] if rows else None
 
     def _check_version(self) -> None:
-        if self._schema_version() is None:
+        version = self._schema_version()
+        if version is None:
             raise SessiongraphError(f"{self.path} is not a sessiongraph store", path=str(self.path))
+        if version != SCHEMA_VERSION:
+            raise SessiongraphError(
+                f"store {self.path} has schema version {version}, this sessiongraph reads "
+                f"{SCHEMA_VERSION}; ingest again into a new --db file",
+                path=str(self.path),
+            )
 
     # -- ingest ------------------------------------------------------------------------------
 
@@ -185,11 +204,46 @@ class Store:
             con.execute("ROLLBACK")
             raise
 
+    def write_inference(self, inferred: Inferred) -> None:
+        """Replace every inference table at once: readers see the old graph or the new one."""
+        tables = inferred.tables()
+        edges = tables.pop("edges")
+        tables["edges"] = edges.filter(pl.col("run_id").is_not_null())
+        tables["lineage"] = edges.filter(pl.col("run_id").is_null())
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for name, schema in INFERENCE_TABLES.items():
+                con.execute(f"DELETE FROM {name}")
+                df = conform(tables[name], schema)
+                if df.height:
+                    con.register("inferred_rows", df.to_arrow())
+                    con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM inferred_rows")
+                    con.unregister("inferred_rows")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def needs_inference(self) -> bool:
+        """Sessions stored but no runs: a store written before inference ran (or was killed)."""
+        return bool(self.con.execute(
+            "SELECT (SELECT count(*) FROM sessions) > 0 AND (SELECT count(*) FROM runs) = 0"
+        ).fetchall()[0][0])
+
+    def load_frames(self) -> Frames:
+        """Every stored frame row, as the frames the passes take."""
+        out = {}
+        for name, schema in SCHEMAS.items():
+            table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}").to_arrow_table()
+            out[name] = conform(pl.from_arrow(table), schema)
+        return Frames(**out)
+
     # -- reading -----------------------------------------------------------------------------
 
-    def query(self, sql: str) -> pl.DataFrame:
+    def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         try:
-            rel = self.con.sql(sql)
+            rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
             return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
         except duckdb.Error as exc:

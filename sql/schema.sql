@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 1.
+-- sessiongraph store, schema version 2.
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     agent_type         VARCHAR,
     forked_from_id     VARCHAR,
     root_native_id     VARCHAR,
+    continued_from_id  VARCHAR,
     first_prompt_hash  VARCHAR,
     n_records          BIGINT,
     ingest_id          BIGINT NOT NULL
@@ -133,3 +134,96 @@ CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
 CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
 CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
 CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
+
+-- Inference: rebuilt from the frame tables after every ingest that changed them, in one
+-- transaction. Columns mirror inference/edges.py (tests/test_schema.py checks it). No keys:
+-- uniqueness is the passes' contract, tested there, and must never abort an ingest.
+
+CREATE TABLE IF NOT EXISTS edges (
+    edge_id     VARCHAR NOT NULL,
+    kind        VARCHAR NOT NULL,   -- spawn | launch | artifact | continue | fork
+    src         VARCHAR NOT NULL,   -- session_id
+    dst         VARCHAR NOT NULL,   -- session_id
+    tier        VARCHAR NOT NULL,   -- verified | heuristic | reported
+    evidence    VARCHAR,
+    pass        VARCHAR NOT NULL,
+    src_call_id VARCHAR,
+    dst_call_id VARCHAR,
+    ts          TIMESTAMPTZ,
+    lag_s       DOUBLE,
+    path        VARCHAR,
+    version     INTEGER,
+    src_tier    VARCHAR,
+    dst_tier    VARCHAR,
+    run_id      VARCHAR NOT NULL
+);
+
+-- Edges whose ends lie in different runs (artifact flows and continuations across runs).
+CREATE TABLE IF NOT EXISTS lineage (
+    edge_id     VARCHAR NOT NULL,
+    kind        VARCHAR NOT NULL,
+    src         VARCHAR NOT NULL,
+    dst         VARCHAR NOT NULL,
+    tier        VARCHAR NOT NULL,
+    evidence    VARCHAR,
+    pass        VARCHAR NOT NULL,
+    src_call_id VARCHAR,
+    dst_call_id VARCHAR,
+    ts          TIMESTAMPTZ,
+    lag_s       DOUBLE,
+    path        VARCHAR,
+    version     INTEGER,
+    src_tier    VARCHAR,
+    dst_tier    VARCHAR,
+    run_id      VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id           VARCHAR NOT NULL,
+    root_session_id  VARCHAR NOT NULL,
+    root_harness     VARCHAR,
+    started_at       TIMESTAMPTZ,
+    ended_at         TIMESTAMPTZ,
+    n_sessions       BIGINT NOT NULL,
+    n_spawns         BIGINT NOT NULL,
+    n_launches       BIGINT NOT NULL,
+    n_artifact_edges BIGINT NOT NULL,
+    max_depth        INTEGER,
+    harnesses        VARCHAR[],
+    models           VARCHAR[]
+);
+
+CREATE TABLE IF NOT EXISTS run_sessions (
+    run_id            VARCHAR NOT NULL,
+    session_id        VARCHAR NOT NULL,
+    parent_session_id VARCHAR,
+    via               VARCHAR,          -- spawn | launch | null for the root
+    depth             INTEGER NOT NULL,
+    role              VARCHAR,
+    role_tier         VARCHAR,
+    phase             VARCHAR
+);
+
+-- One row per version of a file: every write is a version.
+CREATE TABLE IF NOT EXISTS artifacts (
+    path      VARCHAR NOT NULL,
+    version   INTEGER NOT NULL,
+    producer  VARCHAR NOT NULL,
+    call_id   VARCHAR,
+    ts        TIMESTAMPTZ,
+    how       VARCHAR,
+    tier      VARCHAR,
+    n_writes  BIGINT NOT NULL,
+    n_reads   BIGINT NOT NULL,
+    writers   VARCHAR[],
+    consumers VARCHAR[]
+);
+
+CREATE TABLE IF NOT EXISTS inference_diagnostics (
+    pass       VARCHAR NOT NULL,
+    code       VARCHAR NOT NULL,
+    session_id VARCHAR,
+    call_id    VARCHAR,
+    detail     VARCHAR,
+    count      BIGINT NOT NULL
+);

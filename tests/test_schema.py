@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from ingest.frames import SCHEMAS, Frames
-from sessiongraph.store import Store
+from sessiongraph.store import INFERENCE_TABLES, Store
 
 DUCK_TYPES = {
     pl.String: "VARCHAR",
@@ -16,17 +16,26 @@ DUCK_TYPES = {
     pl.Boolean: "BOOLEAN",
     pl.Datetime("us", "UTC"): "TIMESTAMP WITH TIME ZONE",
     pl.List(pl.String): "VARCHAR[]",
+    pl.Float64: "DOUBLE",
 }
+
+
+def _columns(db, table):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?"
+            " ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+    finally:
+        con.close()
 
 
 @pytest.mark.parametrize("table", list(SCHEMAS))
 def test_store_table_matches_frame(tmp_path, table):
     Store(tmp_path / "s.duckdb").close()
-    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
-    cols = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-        [table],
-    ).fetchall()
+    cols = _columns(tmp_path / "s.duckdb", table)
     expected = [(name, DUCK_TYPES[dtype]) for name, dtype in SCHEMAS[table].items()]
     expected.append(("ingest_id", "BIGINT"))
     assert cols == expected
@@ -41,3 +50,10 @@ def test_empty_frames_keep_their_schemas():
 def test_unknown_columns_are_refused():
     with pytest.raises(ValueError, match="not in the frames contract"):
         Frames.from_rows(calls=[{"session_id": "x", "surprise": 1}])
+
+
+@pytest.mark.parametrize("table", list(INFERENCE_TABLES))
+def test_inference_table_matches_its_schema(tmp_path, table):
+    Store(tmp_path / "s.duckdb").close()
+    expected = [(name, DUCK_TYPES[dtype]) for name, dtype in INFERENCE_TABLES[table].items()]
+    assert _columns(tmp_path / "s.duckdb", table) == expected

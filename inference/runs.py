@@ -1,0 +1,102 @@
+"""runs: a root session plus everything it spawned or launched, transitively.
+
+Run ids are stable (a hash of the root's session id), so the same logs always give the same
+ids. Edges whose two ends fall in one run get its ``run_id``; artifact and continuation edges
+that cross runs keep ``run_id`` null and go to the store's ``lineage`` table.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ingest.frames import Frames
+from inference.edges import Inferred, PassResult, diag_rows, stable_id
+from inference.nodes import nodes
+from inference.roles import roles
+
+NAME = "runs"
+TREE_KINDS = ("spawn", "launch")
+MAX_DEPTH = 64  # deeper spawn chains than any harness allows; beyond it we assume a cycle
+
+
+def runs(frames: Frames, done: Inferred) -> PassResult:
+    ns = nodes(frames)
+    tree = (
+        done.edges.filter(pl.col("kind").is_in(TREE_KINDS))
+        .sort(pl.col("kind") != "spawn", "ts")  # a child both spawned and launched: the spawn wins
+        .unique("dst", keep="first", maintain_order=True)
+        .select(pl.col("dst").alias("session_id"), pl.col("src").alias("parent_session_id"), pl.col("kind").alias("via"))
+    )
+    members, cycles = _roots(ns.select("session_id"), tree)
+    members = members.with_columns(run_id=stable_id("run_", pl.col("root")))
+
+    run_of = members.select("session_id", "run_id")
+    edges = (
+        done.edges.drop("run_id")
+        .join(run_of.rename({"session_id": "src", "run_id": "src_run"}), on="src", how="left")
+        .join(run_of.rename({"session_id": "dst", "run_id": "dst_run"}), on="dst", how="left")
+        .with_columns(run_id=pl.when(pl.col("src_run") == pl.col("dst_run")).then(pl.col("src_run")))
+        .drop("src_run", "dst_run")
+    )
+    info = ns.select("session_id", "harness", "model", "started_at", "ended_at")
+    counts = edges.filter(pl.col("run_id").is_not_null()).group_by("run_id").agg(
+        n_spawns=(pl.col("kind") == "spawn").sum(),
+        n_launches=(pl.col("kind") == "launch").sum(),
+        n_artifact_edges=(pl.col("kind") == "artifact").sum(),
+    )
+    table = (
+        members.join(info, on="session_id", how="left")
+        .group_by("run_id")
+        .agg(
+            root_session_id=pl.col("root").first(),
+            root_harness=pl.col("harness").filter(pl.col("session_id") == pl.col("root")).first(),
+            started_at=pl.col("started_at").min(),
+            ended_at=pl.col("ended_at").max(),
+            n_sessions=pl.len(),
+            max_depth=pl.col("depth").max(),
+            harnesses=pl.col("harness").drop_nulls().unique().sort(),
+            models=pl.col("model").drop_nulls().unique().sort(),
+        )
+        .join(counts, on="run_id", how="left")
+        .with_columns(pl.col("n_spawns", "n_launches", "n_artifact_edges").fill_null(0))
+        .sort("started_at", "run_id", nulls_last=True)
+    )
+    run_sessions = roles(
+        frames, members.join(tree, on="session_id", how="left").drop("root"), edges
+    )
+    diags = diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root")
+    return PassResult(
+        edges.head(0), diags, {"edges": edges, "runs": table, "run_sessions": run_sessions}
+    )
+
+
+def _roots(sessions: pl.DataFrame, tree: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Root and depth of every session, walking parent links one level per step."""
+    known = sessions["session_id"].implode()
+    # A parent that is not a known session cannot head a run: its child is the root.
+    links = sessions.join(tree, on="session_id", how="left").select(
+        pl.col("session_id").alias("up"),
+        pl.when(pl.col("parent_session_id").is_in(known)).then(pl.col("parent_session_id")).alias("next"),
+    )
+    cur = links.select(pl.col("up").alias("session_id"), pl.col("next").alias("up"))
+    cur = cur.with_columns(depth=pl.col("up").is_not_null().cast(pl.Int32))
+    for _ in range(MAX_DEPTH):
+        step = cur.join(links, on="up", how="left")
+        if step["next"].is_null().all():
+            break
+        cur = step.select(
+            "session_id",
+            pl.coalesce("next", "up").alias("up"),
+            pl.col("depth") + pl.col("next").is_not_null().cast(pl.Int32),
+        )
+    # Still climbing after MAX_DEPTH levels means a cycle: each such session heads its own run.
+    cycles = cur.join(links.filter(pl.col("next").is_not_null()), on="up", how="semi").select("session_id")
+    members = cur.select(
+        "session_id",
+        pl.when(pl.col("session_id").is_in(cycles["session_id"].implode()))
+        .then(pl.col("session_id"))
+        .otherwise(pl.coalesce("up", "session_id"))
+        .alias("root"),
+        pl.col("depth").cast(pl.Int32),
+    )
+    return members, cycles

@@ -1,0 +1,181 @@
+"""spawn: which call started which subagent.
+
+Routes, strongest first (harness-log-formats.md 1.6, 2.7):
+- verified: the parent's Task/Agent result names the child's agent id; the child's meta.json
+  ``toolUseId`` is the parent's call id; ``agent_progress`` records tie the agent id to the
+  call; a Codex child's ``thread_spawn.parent_thread_id`` (with ``collab_agent_spawn_end``
+  naming the child when the parent logged it); an inline (<= 2.0.27) sidechain that sits between
+  a Task call and its result and repeats its prompt.
+- heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
+- reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
+Compaction runs and warm-ups share the layout but are never spawns.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ingest.frames import Frames
+from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
+from inference.nodes import call_sessions, nodes
+from inference.tiers import rank
+
+NAME = "spawn"
+CHILD_KINDS = ("subagent", "workflow")
+NOT_SPAWNS = ("compaction", "warmup", "review")
+_CAND = ["dst", "src", "src_call_id", "tier", "evidence"]
+
+
+def spawn(frames: Frames, done: Inferred) -> PassResult:
+    ns = nodes(frames)
+    calls = call_sessions(frames, ns).filter(pl.col("kind") == "spawn")
+    children = ns.filter(pl.col("session_kind").is_in(CHILD_KINDS))
+    cands = pl.concat(
+        [
+            _claude_by_call(children, calls),
+            _claude_by_layout(children, ns),
+            _codex(children, ns, calls),
+        ],
+        how="vertical",
+    )
+    best = _best(cands)
+    known = set(ns["session_id"])
+    edges = (
+        best.join(ns.select(pl.col("session_id").alias("dst"), pl.col("started_at").alias("child_start")), on="dst")
+        .join(
+            frames.calls.select(
+                pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), pl.col("started_at").alias("ts")
+            ),
+            on=["src", "src_call_id"],
+            how="left",
+        )
+        .with_columns(
+            kind=pl.lit("spawn"),
+            **{"pass": pl.lit(NAME)},
+            ts=pl.coalesce("ts", "child_start"),
+        )
+        .with_columns(lag_s=(pl.col("child_start") - pl.col("ts")).dt.total_microseconds() / 1e6)
+        .filter(pl.col("src").is_in(known))
+        .drop("child_start")
+    )
+    used = edges.select(pl.col("src").alias("session_id"), pl.col("src_call_id").alias("call_id"))
+    dangling = calls.join(used, on=["session_id", "call_id"], how="anti")
+    orphans = children.join(edges.select(pl.col("dst").alias("session_id")), on="session_id", how="anti")
+    skipped = ns.filter(pl.col("session_kind").is_in(NOT_SPAWNS))
+    diags = pl.concat(
+        [
+            diag_rows(
+                NAME,
+                "dangling_spawn",
+                dangling,
+                pl.when(pl.col("result_agent_id").is_not_null())
+                .then(pl.lit("names child ") + pl.col("result_agent_id") + pl.lit(", not on disk"))
+                .otherwise(pl.lit("no child found")),
+            ),
+            diag_rows(NAME, "orphan_child", orphans, "no parent session or call found"),
+            diag_rows(NAME, "not_a_spawn", skipped, pl.col("session_kind")),
+        ]
+    )
+    return PassResult(conform(edges, EDGES), diags)
+
+
+def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """Child <-> the spawn call in the same Claude session tree that names it."""
+    kids = children.filter(pl.col("harness") == "claude-code").select(
+        pl.col("session_id").alias("dst"), "native_id", "agent_id", "parent_tool_use_id", "first_prompt_hash", "layout"
+    )
+    c = calls.filter(pl.col("harness") == "claude-code").select(
+        pl.col("session_id").alias("src"), "native_id", pl.col("call_id").alias("src_call_id"),
+        "result_agent_id", "progress_agent_id", "prompt_hash",
+    )
+    routes = [
+        # (child column, call column, tier, evidence)
+        ("agent_id", "result_agent_id", "verified", "toolUseResult.agentId"),
+        ("agent_id", "progress_agent_id", "verified", "agent_progress parentToolUseID"),
+        ("parent_tool_use_id", "src_call_id", "verified", "meta.json toolUseId"),
+        ("first_prompt_hash", "prompt_hash", "heuristic", "same prompt"),
+    ]
+    parts = []
+    for kid_col, call_col, tier, evidence in routes:
+        m = kids.filter(pl.col(kid_col).is_not_null()).join(
+            c.filter(pl.col(call_col).is_not_null()),
+            left_on=["native_id", kid_col],
+            right_on=["native_id", call_col],
+            how="inner",
+            coalesce=False,
+        )
+        if kid_col == "parent_tool_use_id":
+            # Inline sidechains were placed by position in the parent's file: verified when the
+            # prompt matches too, else position alone.
+            inline = pl.col("layout") == "inline"
+            same_prompt = pl.col("first_prompt_hash") == pl.col("prompt_hash")
+            m = m.with_columns(
+                tier=pl.when(inline & ~same_prompt.fill_null(False)).then(pl.lit("heuristic")).otherwise(pl.lit(tier)),
+                evidence=pl.when(inline)
+                .then(pl.lit("inline sidechain within the call"))
+                .otherwise(pl.lit(evidence)),
+            )
+        else:
+            m = m.with_columns(tier=pl.lit(tier), evidence=pl.lit(evidence))
+        parts.append(m.select(_CAND))
+    return pl.concat(parts)
+
+
+def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
+    """No call names the child: its declared parent agent (reported) or its folder (heuristic)."""
+    kids = children.filter((pl.col("harness") == "claude-code") & (pl.col("layout") != "inline"))
+    declared = kids.filter(pl.col("parent_agent_id").is_not_null()).select(
+        pl.col("session_id").alias("dst"),
+        (pl.lit("claude-code:") + pl.col("native_id") + pl.lit("/") + pl.col("parent_agent_id")).alias("src"),
+        pl.lit(None, pl.String).alias("src_call_id"),
+        pl.lit("reported").alias("tier"),
+        pl.lit("meta.json parentAgentId").alias("evidence"),
+    )
+    layout = kids.filter(pl.col("parent_agent_id").is_null()).select(
+        pl.col("session_id").alias("dst"),
+        (pl.lit("claude-code:") + pl.col("native_id")).alias("src"),
+        pl.lit(None, pl.String).alias("src_call_id"),
+        pl.lit("heuristic").alias("tier"),
+        (pl.lit("directory layout (") + pl.col("layout") + pl.lit(")")).alias("evidence"),
+    )
+    return pl.concat([declared, layout]).join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
+
+
+def _codex(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    kids = children.filter((pl.col("harness") == "codex") & pl.col("parent_native_id").is_not_null()).select(
+        pl.col("session_id").alias("dst"),
+        "native_id",
+        (pl.lit("codex:") + pl.col("parent_native_id")).alias("src"),
+    )
+    kids = kids.join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
+    c = calls.filter(pl.col("harness") == "codex").select(
+        pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "result_agent_id"
+    )
+    named = kids.join(c, left_on=["src", "native_id"], right_on=["src", "result_agent_id"], how="left")
+    return named.select(
+        "dst",
+        "src",
+        "src_call_id",
+        pl.lit("verified").alias("tier"),
+        pl.when(pl.col("src_call_id").is_not_null())
+        .then(pl.lit("thread_spawn.parent_thread_id + collab_agent_spawn_end"))
+        .otherwise(pl.lit("thread_spawn.parent_thread_id"))
+        .alias("evidence"),
+    )
+
+
+def _best(cands: pl.DataFrame) -> pl.DataFrame:
+    """One parent per child: the strongest route; its call and every route that agrees with it."""
+    if cands.height == 0:
+        return cands
+    ranked = cands.with_columns(r=rank("tier")).sort("dst", "r", pl.col("src_call_id").is_null(), "evidence")
+    top = ranked.group_by("dst", maintain_order=True).first().select("dst", "src", "src_call_id", "tier")
+    # Evidence of every route naming the same parent (and the same call, or none) is kept.
+    agree = ranked.join(top.select("dst", pl.col("src").alias("top_src")), on="dst").filter(
+        pl.col("src") == pl.col("top_src")
+    )
+    evidence = (
+        agree.group_by("dst")
+        .agg(pl.col("evidence").unique(maintain_order=True).str.join(" + "))
+    )
+    return top.join(evidence, on="dst")
