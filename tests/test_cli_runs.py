@@ -1,0 +1,77 @@
+"""runs, show and the ingest summary's inference counters, through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from sessiongraph.cli import main
+from tests.conftest import SAMPLES
+
+ORBIT = "claude-code:b720e73d-763d-4c3c-8ff8-264d88d63693"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("runs") / "s.duckdb"
+    res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "claude-code"), "--db", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    return path, json.loads(res.output)
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_summary_counts_edges_and_inference(db):
+    _, summary = db
+    assert summary["inferred"] is True
+    assert summary["edges_by_kind"] == {
+        "artifact": {"verified": 5},
+        "continue": {"verified": 1},
+        "launch": {"verified": 1},
+        "spawn": {"heuristic": 1, "verified": 6},
+    }
+    counts = summary["inference_counts"]
+    assert counts["spawn.not_a_spawn"] == 3
+    # session B runs `codex exec`; its rollout lives in sample_logs/codex, not ingested here
+    assert counts["launch.unmatched_launch"] == 1
+
+
+def test_runs_lists_each_run_once(db):
+    path, summary = db
+    rows = json.loads(run("runs", "--db", path, "--json").output)
+    assert len(rows) == summary["runs"]
+    orbit = next(r for r in rows if r["root_session_id"] == ORBIT)
+    assert (orbit["n_sessions"], orbit["n_spawns"], orbit["n_launches"], orbit["max_depth"]) == (6, 4, 1, 2)
+
+
+def test_show_prints_the_tree_with_tiers(db):
+    path, _ = db
+    out = run("show", "b720e73d", "--db", path).output.splitlines()
+    assert out[0].startswith("run run_") and "(6 sessions" in out[0]
+    assert out[1].startswith(ORBIT + "  claude-code  lead")
+    tree = "\n".join(out[2:7])
+    assert f"├── spawn [verified] {ORBIT}/aba3165e31922a567" in tree
+    assert f"│   └── spawn [verified] {ORBIT}/a19accb617638ba33" in tree
+    assert "launch [verified] claude-code:365efffa-5002-4c2d-80d9-e21c4320b1b7" in tree
+    assert f"spawn [heuristic] {ORBIT}/ab91b662353a9c460" in tree
+
+
+def test_show_dot_has_every_node_and_edge(db, tmp_path):
+    path, _ = db
+    out = tmp_path / "run.dot"
+    assert run("show", ORBIT, "--db", path, "--format", "dot", "--out", out).exit_code == 0
+    text = out.read_text()
+    assert text.startswith('digraph "run_') and text.rstrip().endswith("}")
+    assert text.count(" -> ") == 5 + 2  # 4 spawns + 1 launch, 2 artifact reads into the run
+    assert "style=dashed" in text and "style=solid" in text
+
+
+def test_show_unknown_run_is_an_error(db):
+    path, _ = db
+    res = run("show", "no-such-run", "--db", path)
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: no run 'no-such-run'")
