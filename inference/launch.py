@@ -78,7 +78,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         pl.col("session_id").alias("child"),
         pl.col("harness").alias("target"),
         pl.col("native_id").alias("child_native"),
-        pl.col("cwd").alias("child_cwd"),
+        pl.col("cwd").str.strip_chars_end("/").alias("child_cwd"),
         pl.col("started_at").alias("child_start"),
         pl.col("entrypoint").alias("child_entry"),
     ).join(spawned, on="child", how="anti")
@@ -95,7 +95,8 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     for harness, entries in INTERACTIVE.items():
         interactive = interactive | ((pl.col("target") == harness) & pl.col("child_entry").is_in(entries))
     by_id = pl.col("output_ids").list.contains(pl.col("child_native"))
-    in_window = (pl.col("child_start") <= window_end) & (pl.col("child_cwd") == pl.col("launch_cwd"))
+    same_cwd = pl.col("child_cwd") == pl.col("launch_cwd").str.strip_chars_end("/")
+    in_window = (pl.col("child_start") <= window_end) & same_cwd
 
     cands = (
         table.filter(~pl.col("resume"))
