@@ -16,7 +16,7 @@ import polars as pl
 
 from ingest.frames import TS, Frames
 from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
-from inference.nodes import call_sessions, nodes
+from inference.nodes import nodes
 from inference.shell import launches
 
 NAME = "launch"
