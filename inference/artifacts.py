@@ -102,7 +102,7 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
     edges = (
         pairs.with_columns(
             tier=weakest("src_tier", "dst_tier"),
-            lag_s=(pl.col("ts") - pl.col("wts")).dt.total_microseconds() / 1e6,
+            lag_s=(pl.col("ts") - pl.col("wts")).dt.total_microseconds() / 1_000_000,
         )
         .with_columns(r=rank("tier"))
         .sort("r", "ts")

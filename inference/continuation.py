@@ -49,7 +49,7 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
         best.join(starts, on="dst", how="left")
         .join(ends, on="src", how="left")
         .with_columns(
-            lag_s=(pl.col("ts") - pl.col("src_end")).dt.total_microseconds() / 1e6,
+            lag_s=(pl.col("ts") - pl.col("src_end")).dt.total_microseconds() / 1_000_000,
             **{"pass": pl.lit(NAME)},
         )
         .drop("src_end")

@@ -71,9 +71,9 @@ RUN_SESSIONS = pl.Schema(
         "run_id": pl.String,
         "session_id": pl.String,
         "parent_session_id": pl.String,
-        "via": pl.String,  # spawn | launch | null for the root
+        "via": pl.String,  # spawn | launch | compaction | warmup | null for the root
         "depth": pl.Int32,
-        "role": pl.String,  # lead | solo | planner | implementer | reviewer | cli | subagent | helper
+        "role": pl.String,  # lead | solo | planner | implementer | reviewer | cli | subagent | worker (OCP vocabulary)
         "role_tier": pl.String,
         "phase": pl.String,  # build | post
     }
@@ -119,7 +119,9 @@ class Inferred:
     artifacts: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARTIFACTS))
 
     def add(self, result: PassResult) -> None:
-        self.edges = pl.concat([self.edges, edge_ids(conform(result.edges, EDGES))])
+        # Lags are whole microseconds; rounding keeps float noise (0.39999...) out of the outputs.
+        edges = conform(result.edges, EDGES).with_columns(pl.col("lag_s").round(6))
+        self.edges = pl.concat([self.edges, edge_ids(edges)])
         self.diagnostics = pl.concat([self.diagnostics, conform(result.diagnostics, INFERENCE_DIAGNOSTICS)])
         schemas = {"runs": RUNS, "run_sessions": RUN_SESSIONS, "artifacts": ARTIFACTS, "edges": EDGES}
         for name, df in result.tables.items():

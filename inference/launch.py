@@ -108,7 +108,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         .filter(pl.col("by_id") | pl.col("in_window"))
         .with_columns(
             tier=pl.when(pl.col("by_id")).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),
-            lag_s=(pl.col("child_start") - pl.col("call_start")).dt.total_microseconds() / 1e6,
+            lag_s=(pl.col("child_start") - pl.col("call_start")).dt.total_microseconds() / 1_000_000,
         )
     )
     # One child per launch (a loop may start several), one launcher per child; the strongest

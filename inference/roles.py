@@ -4,7 +4,7 @@
 - A subagent whose declared type names a planner or reviewer takes that role, ``reported``
   (only the session asserts it); one that wrote files is an ``implementer`` (heuristic); other
   subagents are ``subagent``. A launched print-mode session is ``cli``, or ``reviewer`` when the
-  command that launched it says review (heuristic).
+  command that launched it says review (heuristic). Compaction runs and warm-ups are ``worker``s.
 - Phase: ``post`` for sessions that started after the run's last write, else ``build``.
 """
 
@@ -60,8 +60,10 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     root = pl.col("via").is_null()
     launched = pl.col("via") == "launch"
     reviews = pl.col("launch_command").str.to_lowercase().str.contains("review").fill_null(False)
+    helper = pl.col("via").is_in(("compaction", "warmup"))
     role = (
-        pl.when(root & pl.col("is_parent")).then(pl.lit("lead"))
+        pl.when(helper).then(pl.lit("worker"))
+        .when(root & pl.col("is_parent")).then(pl.lit("lead"))
         .when(root).then(pl.lit("solo"))
         .when(launched & reviews).then(pl.lit("reviewer"))
         .when(launched).then(pl.lit("cli"))

@@ -1,4 +1,5 @@
-"""runs: a root session plus everything it spawned or launched, transitively.
+"""runs: a root session plus everything it spawned or launched, transitively (and
+its compaction runs and warm-ups, which are spend but not spawns).
 
 Run ids are stable (a hash of the root's session id), so the same logs always give the same
 ids. Edges whose two ends fall in one run get its ``run_id``; artifact and continuation edges
@@ -27,6 +28,7 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         .unique("dst", keep="first", maintain_order=True)
         .select(pl.col("dst").alias("session_id"), pl.col("src").alias("parent_session_id"), pl.col("kind").alias("via"))
     )
+    tree = pl.concat([tree, _helpers(ns, tree)])
     members, cycles = _roots(ns.select("session_id"), tree)
     members = members.with_columns(run_id=stable_id("run_", pl.col("root")))
 
@@ -67,6 +69,20 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
     diags = diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root")
     return PassResult(
         edges.head(0), diags, {"edges": edges, "runs": table, "run_sessions": run_sessions}
+    )
+
+
+def _helpers(ns: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
+    """Compaction runs and warm-ups are not spawns, but their tokens are their session's spend:
+    they join the run of the main transcript they belong to (no edge, ``via`` says what they are)."""
+    claude_main = ns.filter((pl.col("harness") == "claude-code") & (pl.col("session_kind") == "main")).select(
+        "native_id", pl.col("session_id").alias("parent_session_id")
+    )
+    return (
+        ns.filter(pl.col("session_kind").is_in(("compaction", "warmup")) & (pl.col("harness") == "claude-code"))
+        .join(claude_main, on="native_id", how="inner")
+        .join(tree.select("session_id"), on="session_id", how="anti")
+        .select("session_id", "parent_session_id", pl.col("session_kind").alias("via"))
     )
 
 

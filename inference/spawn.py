@@ -54,7 +54,7 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
             **{"pass": pl.lit(NAME)},
             ts=pl.coalesce("ts", "child_start"),
         )
-        .with_columns(lag_s=(pl.col("child_start") - pl.col("ts")).dt.total_microseconds() / 1e6)
+        .with_columns(lag_s=(pl.col("child_start") - pl.col("ts")).dt.total_microseconds() / 1_000_000)
         .filter(pl.col("src").is_in(known))
         .drop("child_start")
     )

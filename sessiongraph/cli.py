@@ -166,3 +166,34 @@ def show(run, db, fmt, out):
             fh.write(text + "\n")
     else:
         click.echo(text)
+
+
+@main.group()
+def export():
+    """Write runs out: OCP 0.3 documents (one per run)."""
+
+
+@export.command("ocp")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the <run>.ocp.json files.")
+@click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
+@click.option("--since", type=Date(), help="Only runs active on or after this date.")
+@click.option(
+    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    help="metadata_only writes no prompt, completion, tool or file text.",
+)
+@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@_errors
+def export_ocp(out, runs, since, privacy, prices, db, as_json):
+    """Write one OCP 0.3 document per run into --out."""
+    from sessiongraph.export import export_ocp as run_export
+
+    summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
+    if as_json:
+        click.echo(dumps(summary.to_dict()))
+        return
+    click.echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
+    if summary.unpriced_models:
+        click.echo("No price for: " + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
+                   + " (usd left out of those attempts)")

@@ -33,7 +33,7 @@ def test_2_1_7_spawns_its_child_verified(store):
     ]
 
 
-def test_2_0_64_warmups_are_not_spawns_and_head_no_tree(store):
+def test_2_0_64_warmups_are_not_spawns_but_count_in_the_run(store):
     s, _ = store
     warm = s.query(
         "SELECT session_id, code FROM inference_diagnostics WHERE code = 'not_a_spawn' ORDER BY 1"
@@ -43,9 +43,13 @@ def test_2_0_64_warmups_are_not_spawns_and_head_no_tree(store):
         ("claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257/50243ee8", "not_a_spawn"),
     ]
     main = s.query(
-        "SELECT n_sessions FROM runs WHERE root_session_id = 'claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257'"
-    ).item()
-    assert main == 1
+        "SELECT n_sessions, n_spawns FROM runs WHERE root_session_id = 'claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257'"
+    ).row(0)
+    assert main == (3, 0)
+    via = s.query(
+        "SELECT via, role, count(*) FROM run_sessions WHERE session_id LIKE 'claude-code:4c2ddfdc%/%' GROUP BY ALL"
+    ).rows()
+    assert via == [("warmup", "worker", 2)]
 
 
 def test_2_1_38_has_one_dangling_spawn(store):
@@ -67,5 +71,5 @@ def test_corpus_edge_counts(store):
     _, summary = store
     assert summary.edges_by_kind["spawn"] == {"verified": 1}
     assert "launch" not in summary.edges_by_kind  # no public log holds a launch pair
-    # 10 sessions, one spawn: 9 runs.
-    assert summary.runs == 9
+    # 10 sessions: one spawn and two warm-ups join other runs.
+    assert summary.runs == 7

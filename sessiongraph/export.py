@@ -1,0 +1,72 @@
+"""``sessiongraph export``: write the store's runs out in exchange formats."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+from sessiongraph.errors import SessiongraphError
+from sessiongraph.ocp_bundle import bundles, chosen_runs
+from sessiongraph.ocp_writer import _hash, document
+from sessiongraph.pricing import PriceTable
+from sessiongraph.store import Store
+
+PRIVACY = ("metadata_only", "full")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class ExportSummary:
+    out: str
+    documents: int = 0
+    files: list[str] = field(default_factory=list)
+    unpriced_models: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def safe_name(run_id: str) -> str:
+    """A file name for any run id: no separators, no dot-dot, no NUL, bounded length."""
+    name = _UNSAFE.sub("_", run_id).strip("._") or "run"
+    if name != run_id or len(name) > 120:
+        name = f"{name[:100]}-{_hash(run_id)}"
+    return name + ".ocp.json"
+
+
+def export_ocp(
+    out: str | os.PathLike,
+    *,
+    db: str | None = None,
+    runs: list[str] | tuple[str, ...] = (),
+    since: datetime | None = None,
+    privacy: str = "metadata_only",
+    prices: str | None = None,
+) -> ExportSummary:
+    """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
+    if privacy not in PRIVACY:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    table = PriceTable.load(prices)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = ExportSummary(out=str(out_dir))
+    unpriced: Counter[str] = Counter()
+    with Store(db, read_only=True) as store:
+        chosen = chosen_runs(store, list(runs), since)
+        for bundle in bundles(store, chosen):
+            doc, missing = document(bundle, privacy=privacy, prices=table)
+            unpriced.update(missing)
+            path = out_dir / safe_name(bundle.run["run_id"])
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
+            os.replace(tmp, path)  # a reader never sees half a document
+            summary.files.append(str(path))
+            summary.documents += 1
+    summary.unpriced_models = dict(sorted(unpriced.items()))
+    return summary

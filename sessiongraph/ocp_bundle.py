@@ -1,0 +1,125 @@
+"""Everything one run's OCP document is made of, read from the store in bulk.
+
+The store is read once per export (not once per run): each table is filtered to the chosen runs
+and split by run id, so exporting ten thousand runs costs a handful of queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+import polars as pl
+
+from sessiongraph.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class RunBundle:
+    run: dict
+    members: pl.DataFrame  # one row per session: run_sessions + session facts + role/phase
+    attempts: pl.DataFrame  # one row per (session, source file): a resumed thread's second file is attempt 2
+    usage: pl.DataFrame  # token sums per (session, source file, model)
+    edges: pl.DataFrame  # edges with both ends in this run
+    versions: pl.DataFrame  # artifact versions written in this run (consumers may lie outside it)
+    writes: pl.DataFrame  # (session_id, path) of every write in the run, for task features
+
+
+_MEMBERS = """
+SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
+       s.harness, s.native_id, s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
+       s.entrypoint, s.model, s.started_at, s.ended_at
+FROM run_sessions m
+JOIN (
+    SELECT session_id, any_value(harness) AS harness, any_value(native_id) AS native_id,
+           any_value(session_kind) AS session_kind, any_value(agent_type) AS agent_type,
+           arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,
+           any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
+           min(started_at) AS started_at, max(ended_at) AS ended_at
+    FROM sessions GROUP BY session_id
+) s USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM chosen)
+ORDER BY m.run_id, m.depth, s.started_at NULLS LAST, m.session_id
+"""
+
+_ATTEMPTS = """
+SELECT m.run_id, s.session_id, s.source_path, s.started_at, s.ended_at, s.model, s.harness_version, s.cwd
+FROM sessions s JOIN run_sessions m USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM chosen)
+ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path
+"""
+
+_USAGE = """
+SELECT m.run_id, u.session_id, u.source_path, u.model,
+       count(*) AS requests,
+       sum(u.input_tokens)::BIGINT AS input_tokens, sum(u.output_tokens)::BIGINT AS output_tokens,
+       sum(u.cache_read_tokens)::BIGINT AS cache_read_tokens,
+       sum(u.cache_creation_tokens)::BIGINT AS cache_creation_tokens,
+       sum(u.cache_creation_5m_tokens)::BIGINT AS cache_creation_5m_tokens,
+       sum(u.cache_creation_1h_tokens)::BIGINT AS cache_creation_1h_tokens,
+       sum(u.reasoning_tokens)::BIGINT AS reasoning_tokens
+FROM usage_dedup u JOIN run_sessions m USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM chosen)
+GROUP BY ALL
+ORDER BY ALL
+"""
+
+_EDGES = """
+SELECT * FROM edges WHERE run_id IN (SELECT run_id FROM chosen) ORDER BY run_id, ts, kind, edge_id
+"""
+
+_VERSIONS = """
+SELECT m.run_id, a.path, a.version, a.producer, a.ts, a.tier, a.how, a.n_writes, a.n_reads, a.consumers
+FROM artifacts a JOIN run_sessions m ON m.session_id = a.producer
+WHERE m.run_id IN (SELECT run_id FROM chosen)
+ORDER BY m.run_id, a.path, a.version
+"""
+
+_WRITES = """
+SELECT DISTINCT m.run_id, f.session_id, f.path
+FROM file_events f JOIN run_sessions m USING (session_id)
+WHERE f.op = 'write' AND m.run_id IN (SELECT run_id FROM chosen)
+ORDER BY ALL
+"""
+
+
+def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.DataFrame:
+    """The runs to export: the named ones (any id `sessiongraph show` accepts), else all,
+    keeping those active on or after ``since``."""
+    from sessiongraph.show import resolve_run
+
+    table = store.query("SELECT * FROM runs ORDER BY started_at NULLS LAST, run_id")
+    if runs:
+        wanted = [resolve_run(store, r) for r in runs]
+        table = table.filter(pl.col("run_id").is_in(wanted))
+    if since is not None:
+        table = table.filter(pl.col("ended_at").is_null() | (pl.col("ended_at") >= since))
+    return table
+
+
+def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
+    store.con.register("chosen", chosen.select("run_id").to_arrow())
+    try:
+        parts = {
+            name: _split(store.query(sql))
+            for name, sql in (
+                ("members", _MEMBERS), ("attempts", _ATTEMPTS), ("usage", _USAGE),
+                ("edges", _EDGES), ("versions", _VERSIONS), ("writes", _WRITES),
+            )
+        }
+    finally:
+        store.con.unregister("chosen")
+    for run in chosen.iter_rows(named=True):
+        rid = run["run_id"]
+        yield RunBundle(run=run, **{name: _get(split, rid) for name, split in parts.items()})
+
+
+def _split(df: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    groups = {key[0]: part for key, part in df.partition_by("run_id", as_dict=True).items()} if df.height else {}
+    return groups, df.head(0)
+
+
+def _get(split: tuple[dict[str, pl.DataFrame], pl.DataFrame], run_id: str) -> pl.DataFrame:
+    groups, empty = split
+    return groups.get(run_id, empty)

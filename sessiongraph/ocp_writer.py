@@ -1,0 +1,384 @@
+"""OCP 0.3 documents, one per run (``sessiongraph export ocp``).
+
+Mapping (OCP digest sections 4-5):
+- run: our run id, its span, the root's workspace (the cwd's last folder: an opaque name), a task
+  whose type and features are inferred from what the run wrote (heuristic), provenance ``logged``.
+- node: one per session; attempt: one per file the session was logged in (a Codex thread resumed
+  into a second rollout is a second attempt). Status ``settled_unverified``: a log ends, but no
+  log says whether the work was accepted.
+- edges: spawn, launch and artifact edges inside the run, each with its tier and evidence; the
+  continuation edges (no OCP kind) go under ``ext``. Artifacts: one per written version.
+Nothing textual from the logs is written under ``metadata_only``: titles and evidence are our
+own words; paths, model labels and declared agent types are locators and labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from collections import Counter
+from datetime import datetime
+
+import polars as pl
+
+from sessiongraph import __version__
+from sessiongraph.ocp_bundle import RunBundle
+from sessiongraph.pricing import PriceTable
+
+EXT = "dev.sessiongraph"
+MAX_ID = 190  # OCP ids are 1-200 chars; attempt ids add "#n"
+MAX_SHORT = 500
+# role -> OCP node kind (recommended vocabulary)
+NODE_KINDS = {"planner": "plan", "reviewer": "review", "subagent": "task", "worker": "ops"}
+ROLE_EVIDENCE = {
+    "lead": "root session that started others",
+    "solo": "root session that started no other",
+    "cli": "launched from another session's shell",
+    "reviewer": "declared reviewer type or launched to review",
+    "planner": "declared planner type",
+    "implementer": "subagent that wrote files",
+    "subagent": "spawned by another session",
+    "worker": "compaction run or warm-up of its session",
+}
+LAUNCH_HOW = {"codex": "codex exec", "claude-code": "claude -p", "gemini-cli": "gemini -p",
+              "opencode": "opencode run", "pi": "pi -p", "omp": "omp -p"}
+# file name -> artifact kind (heuristic, by name only)
+DOC_EXT = {".md", ".rst", ".txt", ".adoc"}
+CONFIG_EXT = {".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".env", ".lock"}
+CODE_LANG = {".py": "python", ".ts": "typescript", ".tsx": "typescript", ".js": "javascript", ".jsx": "javascript",
+             ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".ex": "elixir",
+             ".exs": "elixir", ".c": "c", ".h": "c", ".cpp": "cpp", ".cs": "csharp", ".swift": "swift",
+             ".php": "php", ".scala": "scala", ".sh": "shell", ".sql": "sql"}
+
+
+def _ts(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def _short(text: str | None) -> str | None:
+    return None if text is None else text[:MAX_SHORT]
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def ocp_id(raw: str) -> str:
+    """An OCP id for one of ours: unchanged when short and non-empty, else cut with a hash."""
+    return raw if 0 < len(raw) <= MAX_ID else f"{raw[:MAX_ID - 18]}~{_hash(raw)}"
+
+
+def _is_test(path: str) -> bool:
+    name = posixpath.basename(path).lower()
+    return "/test" in path.lower() or name.startswith("test_") or ".test." in name or ".spec." in name
+
+
+def _artifact_kind(path: str) -> str:
+    name = posixpath.basename(path).lower()
+    ext = posixpath.splitext(name)[1]
+    if _is_test(path):
+        return "test"
+    if "plan" in name and ext in DOC_EXT:
+        return "plan"
+    if "review" in name and ext in DOC_EXT:
+        return "review"
+    if ext in DOC_EXT:
+        return "doc"
+    if ext in CONFIG_EXT:
+        return "config"
+    if ext == ".log":
+        return "log"
+    if ext in CODE_LANG:
+        return "code"
+    return "other"
+
+
+class _Doc:
+    """Builds one document; attempt lookups by time are shared by edges, artifacts and events."""
+
+    def __init__(self, b: RunBundle, privacy: str, prices: PriceTable):
+        self.b, self.privacy, self.prices = b, privacy, prices
+        self.unpriced: Counter[str] = Counter()
+        self.tariff_dates: set[str] = set()
+        self.attempts_of: dict[str, list[dict]] = {}
+        self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
+        self.sid_of = {node: sid for sid, node in self.node_of.items()}
+
+    def attempt_at(self, sid: str, ts: datetime | None) -> str:
+        tries = self.attempts_of[sid]
+        if ts is not None:
+            started = [a for a in tries if a["_start"] is not None and a["_start"] <= ts]
+            if started:
+                return started[-1]["id"]
+        return tries[0]["id"]
+
+    def build(self) -> dict:
+        b = self.b
+        members = {m["session_id"]: m for m in b.members.iter_rows(named=True)}
+        attempts = self._attempts(members)
+        edges, other_edges = self._edges()
+        artifacts, art_edges = self._artifacts()
+        edges += art_edges
+        nodes = [self._node(m) for m in members.values()]
+        groups = sorted({n["group"] for n in nodes})
+        doc = {
+            "ocp": "0.3",
+            "producer": {"name": "sessiongraph", "version": __version__, "framework": "sessiongraph"},
+            "privacy": {"profile": self.privacy},
+            "run": self._run(members),
+            "groups": [{"id": g, "title": f"session tree {g.split(':', 2)[-1][:40]}"} for g in groups],
+            "nodes": nodes,
+            "attempts": [{k: v for k, v in a.items() if not k.startswith("_")} for a in attempts],
+            "edges": edges,
+            "artifacts": artifacts,
+            "events": self._events(attempts, artifacts, edges),
+        }
+        if other_edges:
+            doc["ext"] = {f"{EXT}.edges": other_edges}
+        for key in ("groups", "edges", "artifacts", "events"):
+            if not doc[key]:
+                del doc[key]
+        doc["producer"]["capabilities"] = capabilities(doc)
+        return doc
+
+    def _run(self, members: dict[str, dict]) -> dict:
+        r = self.b.run
+        root = members.get(r["root_session_id"], {})
+        paths = self.b.writes["path"].to_list()
+        harnesses = ", ".join(r["harnesses"] or [])
+        run = {
+            "id": ocp_id(r["run_id"]),
+            "title": f"{root.get('harness') or 'unknown'} run: {r['n_sessions']} session"
+            f"{'s' if r['n_sessions'] != 1 else ''} ({harnesses})",
+            "started_at": _ts(r["started_at"]),
+            "ended_at": _ts(r["ended_at"]),
+            "workspace": posixpath.basename((root.get("cwd") or "").rstrip("/")) or None,
+            "task": self._task(r["run_id"], paths, root.get("git_repo")),
+            "provenance": {"kind": "logged"},
+            "ext": {f"{EXT}.run": {
+                "run_id": r["run_id"], "root_session_id": r["root_session_id"], "n_spawns": r["n_spawns"],
+                "n_launches": r["n_launches"], "n_artifact_edges": r["n_artifact_edges"], "max_depth": r["max_depth"],
+            }},
+        }
+        return {k: v for k, v in run.items() if v is not None}
+
+    def _task(self, run_id: str, paths: list[str], repo: str | None) -> dict:
+        unique = sorted(set(paths))
+        n = len(unique)
+        tests = [p for p in unique if _is_test(p)]
+        docs = [p for p in unique if posixpath.splitext(p)[1].lower() in DOC_EXT]
+        if not unique:
+            kind = "research"
+        elif len(docs) == n:
+            kind = "docs"
+        elif len(tests) == n:
+            kind = "tests"
+        else:
+            kind = "feature"
+        langs = Counter(CODE_LANG[e] for p in unique if (e := posixpath.splitext(p)[1].lower()) in CODE_LANG)
+        features: dict = {
+            "size": "xs" if n <= 1 else "s" if n <= 3 else "m" if n <= 10 else "l" if n <= 30 else "xl",
+            "has_tests": bool(tests),
+            "touches": "1" if n <= 1 else "2-3" if n <= 3 else "4+",
+            "files_written": n,
+        }
+        if langs:
+            features["lang"] = langs.most_common(1)[0][0]
+        task = {
+            "id": f"task_{_hash(run_id)}",
+            "type": kind,
+            "features": features,
+            "labeled_by": {"how": "inferred", "tier": "heuristic"},
+            "source": {"kind": "history"},
+        }
+        if repo:
+            task["repo"] = _short(repo)
+        return task
+
+    def _node(self, m: dict) -> dict:
+        role = m["role"] or "subagent"
+        return {
+            "id": self.node_of[m["session_id"]],
+            "kind": NODE_KINDS.get(role, "impl"),
+            "title": f"{m['harness']} {role}" + (f" ({m['agent_type']})" if m["agent_type"] else ""),
+            "group": f"grp:{m['harness']}:{m['native_id']}",
+            "state": "settled_unverified",
+            "ext": {f"{EXT}.session": {
+                "session_id": m["session_id"], "session_kind": m["session_kind"], "depth": m["depth"],
+                "agent_type": m["agent_type"], "entrypoint": m["entrypoint"],
+            }},
+        }
+
+    def _attempts(self, members: dict[str, dict]) -> list[dict]:
+        usage = {}
+        for row in self.b.usage.iter_rows(named=True):
+            usage.setdefault((row["session_id"], row["source_path"]), []).append(row)
+        out = []
+        for seg in self.b.attempts.iter_rows(named=True):
+            sid = seg["session_id"]
+            m = members[sid]
+            tries = self.attempts_of.setdefault(sid, [])
+            n = len(tries) + 1
+            a = {
+                "id": f"{self.node_of[sid]}#{n}",
+                "node": self.node_of[sid],
+                "n": n,
+                "harness": m["harness"],
+                "model": {"raw": seg["model"] or m["model"]} if (seg["model"] or m["model"]) else None,
+                "cause": {"type": "initial"} if n == 1 else {"type": "followup", "ref": tries[-1]["id"]},
+                "status": "settled_unverified",
+                "started_at": _ts(seg["started_at"]),
+                "ended_at": _ts(seg["ended_at"]),
+                "outcome": {"result": "settled_unverified", "evidence": "heuristic",
+                            "reason": "the log ends; no verdict is logged"},
+                "cost": self._cost(usage.get((sid, seg["source_path"]), [])),
+                "role": {"value": m["role"], "tier": m["role_tier"] or "heuristic",
+                         "evidence": ROLE_EVIDENCE.get(m["role"])},
+                "phase": {"value": m["phase"], "tier": "heuristic",
+                          "evidence": "started after the run's last write" if m["phase"] == "post"
+                          else "started before the run's last write"},
+                "session": _short(m["native_id"]),
+                "cwd": (seg["cwd"] or m["cwd"] or "")[:1000] or None,
+                "_start": seg["started_at"],
+            }
+            tries.append(a)
+            out.append(a)
+        for a in out:  # launched sessions: their first attempt names the launcher's attempt
+            m = members[self.sid_of[a["node"]]]
+            if a["n"] == 1 and m["via"] == "launch":
+                e = self.b.edges.filter((pl.col("kind") == "launch") & (pl.col("dst") == m["session_id"])).row(0, named=True)
+                a["origin"] = {"launched_by": self.attempt_at(e["src"], e["ts"]), "workspace": a["cwd"],
+                               "external": False, "how": LAUNCH_HOW.get(m["harness"]), "tier": e["tier"],
+                               "evidence": _short(e["evidence"])}
+        return [{k: v for k, v in a.items() if v is not None} for a in out]
+
+    def _cost(self, rows: list[dict]) -> dict | None:
+        if not rows:
+            return None
+        keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+                "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens", "requests")
+        tot = {k: sum(int(r[k] or 0) for r in rows) for k in keys}
+        cost = {
+            "input_tokens": tot["input_tokens"],
+            "cached_input_tokens": tot["cache_read_tokens"],
+            "cache_creation_tokens": tot["cache_creation_tokens"],
+            "cache_creation_5m_tokens": tot["cache_creation_5m_tokens"],
+            "cache_creation_1h_tokens": tot["cache_creation_1h_tokens"],
+            "output_tokens": tot["output_tokens"],
+            "reasoning_tokens": tot["reasoning_tokens"],
+            "requests": tot["requests"],
+            "basis": "measured",
+        }
+        usd, dates = 0.0, set()
+        for r in rows:
+            price = self.prices.lookup(r["model"])
+            if price is None:  # counted once per attempt and model
+                self.unpriced[r["model"] or "(none)"] += 1
+                usd = None
+            if usd is None:
+                continue
+            usd += self.prices.usd(
+                r["model"], input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
+                cache_read_tokens=r["cache_read_tokens"], cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
+                cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
+            )
+            dates.add(price.as_of)
+        if usd is not None:  # an unknown model leaves usd out rather than claiming 0
+            cost["usd"] = round(usd, 6)
+            cost["tariff"] = {"id": "sessiongraph-prices", "date": max(dates), "source": "sessiongraph price table"}
+            self.tariff_dates |= dates
+        return cost
+
+    def _edges(self) -> tuple[list[dict], list[dict]]:
+        edges, other = [], []
+        for e in self.b.edges.filter(pl.col("kind") != "artifact").iter_rows(named=True):
+            if e["src"] not in self.node_of or e["dst"] not in self.node_of:
+                continue
+            record = {
+                "from": self.node_of[e["src"]], "to": self.node_of[e["dst"]], "kind": e["kind"], "tier": e["tier"],
+                "evidence": _short(e["evidence"]),
+                "from_attempt": self.attempt_at(e["src"], e["ts"]), "to_attempt": self.attempt_at(e["dst"], None),
+                "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
+            }
+            (edges if e["kind"] in ("spawn", "launch") else other).append(record)
+        return edges, other
+
+    def _artifacts(self) -> tuple[list[dict], list[dict]]:
+        arts, edges, ids = [], [], {}
+        reads = self.b.edges.filter(pl.col("kind") == "artifact")
+        for v in self.b.versions.iter_rows(named=True):
+            if len(v["path"]) > 1000:
+                continue
+            aid = f"art:{posixpath.basename(v['path'])[:60]}@v{v['version']}:{_hash(v['path'], v['version'])[:8]}"
+            ids[(v["path"], v["version"])] = aid
+            producer = self.attempt_at(v["producer"], v["ts"])
+            consumers = []
+            for e in reads.filter((pl.col("path") == v["path"]) & (pl.col("version") == v["version"])).iter_rows(named=True):
+                reader = self.attempt_at(e["dst"], e["ts"])
+                if reader not in consumers:
+                    consumers.append(reader)
+                edges.append({
+                    "from": self.node_of[e["src"]], "to": self.node_of[e["dst"]], "kind": "artifact",
+                    "tier": e["tier"], "evidence": _short(e["evidence"]), "artifact": aid,
+                    "from_attempt": producer, "to_attempt": reader,
+                    "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "src_tier": e["src_tier"],
+                                            "dst_tier": e["dst_tier"]}},
+                })
+            art = {
+                "id": aid, "path": v["path"],
+                "kind": {"value": _artifact_kind(v["path"]), "tier": "heuristic", "evidence": "file name"},
+                "producer": producer, "writers": [producer], "consumers": consumers,
+                "first_write_at": _ts(v["ts"]), "n_writes": 1, "n_reads": max(int(v["n_reads"] or 0), len(consumers)),
+                "version": v["version"],
+                "ext": {f"{EXT}.write": {"how": v["how"], "tier": v["tier"], "versions_of_path": v["n_writes"]}},
+            }
+            if (v["path"], v["version"] - 1) in ids:
+                art["supersedes"] = ids[(v["path"], v["version"] - 1)]
+            arts.append(art)
+        return arts, edges
+
+    def _events(self, attempts: list[dict], artifacts: list[dict], edges: list[dict]) -> list[dict]:
+        ev = []
+        for a in attempts:
+            for key, kind in (("started_at", "attempt_started"), ("ended_at", "attempt_settled")):
+                if a.get(key):
+                    ev.append({"at": a[key], "type": kind, "attempt": a["id"], "node": a["node"]})
+        for art in artifacts:
+            if art["first_write_at"]:
+                ev.append({"at": art["first_write_at"], "type": "artifact_written", "attempt": art["producer"],
+                           "detail": art["id"]})
+        order = {"attempt_started": 0, "artifact_written": 1, "attempt_settled": 2}
+        ev.sort(key=lambda e: (e["at"], order[e["type"]], e.get("attempt", "")))
+        return ev
+
+
+def capabilities(doc: dict) -> dict:
+    """Declared from what the document holds, so no capability is ever false but present."""
+    edges = doc.get("edges", [])
+    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
+    token_keys = ("input_tokens", "cached_input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens",
+                  "cache_creation_1h_tokens", "output_tokens", "reasoning_tokens")
+    run = doc["run"]
+    return {
+        "groups": bool(doc.get("groups")),
+        "events": bool(doc.get("events")),
+        "artifacts": bool(doc.get("artifacts")),
+        "edges_dep": any(e.get("kind", "dep") in ("dep", "fan_in") for e in edges),
+        "edges_spawn": any(e.get("kind") == "spawn" for e in edges),
+        "edges_launch": any(e.get("kind") == "launch" for e in edges),
+        "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
+        "cost_usd": any("usd" in c for c in costs),
+        "cost_tokens": any(k in c for c in costs for k in token_keys),
+        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
+        "task": "task" in run,
+        "configuration": "configuration" in run,
+        "signals": bool(run.get("signals")),
+        "slate": "slate" in run,
+        "receipt": "receipt" in run,
+    }
+
+
+def document(bundle: RunBundle, *, privacy: str = "metadata_only", prices: PriceTable) -> tuple[dict, Counter]:
+    """The OCP document of one run, and the models it could not price."""
+    d = _Doc(bundle, privacy, prices)
+    return d.build(), d.unpriced

@@ -1,0 +1,168 @@
+"""OCP 0.3 export: conformance under the reference checker, privacy, prices, file names."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from sessiongraph.cli import main
+from sessiongraph.export import export_ocp, safe_name
+from sessiongraph.pipeline import ingest
+from tests.conftest import CORPUS, SAMPLES
+
+MARKER = "SGMARK7f3a"
+
+
+def validate(files: list[str]) -> dict:
+    """The reference checker (loopmath, from PyPI) as a separate process: our oracle."""
+    res = subprocess.run(
+        [sys.executable, "-m", "loopmath", "ocp", "validate", "--json", *files],
+        capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert res.stdout, res.stderr
+    return json.loads(res.stdout)
+
+
+def _export(tmp_path: Path, logs: Path, **kw):
+    db = tmp_path / "s.duckdb"
+    ingest([str(logs)], db=str(db), workers=1)
+    return export_ocp(tmp_path / "ocp", db=str(db), **kw)
+
+
+def _assert_clean(report: dict, n: int):
+    assert len(report["files"]) == n
+    findings = [(Path(f["path"]).name, x["code"], x["message"]) for f in report["files"] for x in f["findings"]]
+    assert findings == []
+    assert all(f["errors"] == 0 and f["warnings"] == 0 for f in report["files"])
+
+
+def test_every_sample_run_conforms(tmp_path):
+    summary = _export(tmp_path, SAMPLES)
+    assert summary.documents == len(list((tmp_path / "ocp").glob("*.ocp.json"))) > 20
+    _assert_clean(validate(summary.files), summary.documents)
+
+
+def test_every_corpus_run_conforms(tmp_path):
+    if not CORPUS.is_dir():
+        pytest.skip(f"real-log corpus not found at {CORPUS}")
+    summary = _export(tmp_path, CORPUS)
+    assert summary.documents == 7
+    _assert_clean(validate(summary.files), 7)
+
+
+def test_a_run_document_holds_its_graph(tmp_path):
+    summary = _export(tmp_path, SAMPLES / "claude-code", runs=["b720e73d"])
+    [path] = summary.files
+    doc = json.loads(Path(path).read_text())
+    kinds = sorted((e["kind"], e["tier"]) for e in doc["edges"])
+    assert kinds == [
+        ("artifact", "verified"),
+        ("launch", "verified"),
+        ("spawn", "heuristic"),
+        ("spawn", "verified"),
+        ("spawn", "verified"),
+        ("spawn", "verified"),
+    ]
+    assert len(doc["nodes"]) == len(doc["attempts"]) == 6
+    launched = next(a for a in doc["attempts"] if "origin" in a)
+    assert launched["origin"]["how"] == "claude -p" and launched["origin"]["tier"] == "verified"
+    assert doc["producer"]["capabilities"]["edges_launch"] is True
+    cost = next(a["cost"] for a in doc["attempts"] if a["node"] == "claude-code:b720e73d-763d-4c3c-8ff8-264d88d63693")
+    assert cost["cache_creation_5m_tokens"] + cost["cache_creation_1h_tokens"] == cost["cache_creation_tokens"]
+    assert cost["cache_creation_1h_tokens"] > 0 and cost["usd"] > 0
+    artifact = doc["artifacts"][0]
+    assert artifact["path"] == "/home/dev/projects/orbit-cli/CHANGELOG.md"
+
+
+def test_unpriced_models_leave_usd_out_and_are_counted(tmp_path):
+    summary = _export(tmp_path, SAMPLES / "codex")
+    # Attempts per model (sample_logs/codex/README.md): gpt-5.5 in the cli, desktop and parent
+    # rollouts, gpt-5.5-mini in the desktop rollout and the spawned child.
+    assert summary.unpriced_models == {"gpt-5.5": 3, "gpt-5.5-mini": 2}
+    costs = [a.get("cost", {}) for f in summary.files for a in json.loads(Path(f).read_text())["attempts"]]
+    unpriced = [c for c in costs if c and "usd" not in c]
+    assert len(unpriced) == 4  # cli, desktop, parent, child
+    assert all(c.get("usd", 1) != 0 for c in costs)
+
+
+def test_prices_file_overrides_the_table(tmp_path):
+    table = tmp_path / "prices.csv"
+    table.write_text(
+        "pattern,provider,input_usd_per_mtok,output_usd_per_mtok,cache_read_usd_per_mtok,"
+        "cache_write_5m_usd_per_mtok,cache_write_1h_usd_per_mtok,as_of,source\n"
+        "gpt-5.5,openai,1000000,0,0,0,0,2026-01-01,test\n"
+    )
+    summary = _export(tmp_path, SAMPLES / "codex", prices=str(table))
+    assert "gpt-5.5" not in summary.unpriced_models
+
+
+def _plant(value, key=None):
+    """Append the marker to every text a log holds (prompts, completions, tool input and output,
+    file bodies); shell commands get it as a comment so no path is made of it."""
+    if isinstance(value, dict):
+        return {k: _plant(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plant(v, key) for v in value]
+    if isinstance(value, str):
+        if key == "arguments":
+            try:
+                return orjson.dumps(_plant(orjson.loads(value))).decode()
+            except orjson.JSONDecodeError:
+                return value
+        if key in ("command", "cmd"):
+            return value + f" # {MARKER}"
+        if key in ("text", "content", "prompt", "stdout", "stderr", "output", "message", "input", "thinking",
+                   "new_string", "old_string", "aggregated_output", "last_agent_message", "summary",
+                   "description", "planContent", "originalFile", "lastPrompt"):
+            return value + f" {MARKER}"
+    return value
+
+
+def test_metadata_only_documents_hold_no_log_text(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("broken", "*.md", "*.json", "*.py"))
+    planted = 0
+    for f in logs.rglob("*.jsonl"):
+        lines = []
+        for raw in f.read_bytes().splitlines():
+            rec = _plant(orjson.loads(raw))
+            lines.append(orjson.dumps(rec))
+        text = b"\n".join(lines) + b"\n"
+        planted += text.count(MARKER.encode())
+        f.write_bytes(text)
+    assert planted > 500
+    summary = _export(tmp_path, logs)
+    assert summary.documents > 15
+    for path in summary.files:
+        assert MARKER not in Path(path).read_text(), path
+    _assert_clean(validate(summary.files), summary.documents)
+
+
+@pytest.mark.parametrize(
+    "run_id", ["../../etc/passwd", "/abs/path", "a\x00b", "x" * 500, "..", "", "run:a/b", "ok_run-1.2"]
+)
+def test_file_names_are_safe(tmp_path, run_id):
+    name = safe_name(run_id)
+    assert "/" not in name and "\x00" not in name and not name.startswith(".")
+    assert name.endswith(".ocp.json") and len(name) <= 130
+    (tmp_path / name).write_text("{}")  # writable, inside the folder
+    assert (tmp_path / name).resolve().parent == tmp_path.resolve()
+    assert safe_name(run_id) == name and (safe_name(run_id + "x") != name)
+
+
+def test_export_through_the_cli(tmp_path):
+    db = tmp_path / "s.duckdb"
+    ingest([str(SAMPLES / "claude-code")], db=str(db), workers=1)
+    res = CliRunner().invoke(main, ["export", "ocp", "--out", str(tmp_path / "o"), "--db", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["documents"] == len(out["files"]) > 0
+    res = CliRunner().invoke(main, ["export", "ocp", "--out", str(tmp_path / "o"), "--db", str(db), "--run", "zzz"])
+    assert res.exit_code == 1 and res.output.startswith("Error: no run 'zzz'")
