@@ -63,6 +63,7 @@ RUNS = pl.Schema(
         "max_depth": pl.Int32,
         "harnesses": pl.List(pl.String),
         "models": pl.List(pl.String),
+        "producer": pl.String,  # null for runs inferred from logs; else the imported document's
     }
 )
 

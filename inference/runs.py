@@ -11,7 +11,8 @@ from __future__ import annotations
 import polars as pl
 
 from ingest.frames import Frames
-from inference.edges import Inferred, PassResult, diag_rows, stable_id
+from inference.declared import declared
+from inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, PassResult, conform, diag_rows, stable_id
 from inference.nodes import nodes
 from inference.roles import roles
 
@@ -21,7 +22,7 @@ MAX_DEPTH = 64  # deeper spawn chains than any harness allows; beyond it we assu
 
 
 def runs(frames: Frames, done: Inferred) -> PassResult:
-    ns = nodes(frames)
+    ns = nodes(frames).filter(pl.col("session_kind") != "imported")  # their runs are declared
     tree = (
         done.edges.filter(pl.col("kind").is_in(TREE_KINDS))
         .sort(pl.col("kind") != "spawn", "ts")  # a child both spawned and launched: the spawn wins
@@ -66,9 +67,20 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
     run_sessions = roles(
         frames, members.join(tree, on="session_id", how="left").drop("root"), edges
     )
-    diags = diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root")
+    stated = declared(frames, set(table["run_id"]))
+    diags = pl.concat([
+        diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root"),
+        stated.diagnostics,
+    ])
     return PassResult(
-        edges.head(0), diags, {"edges": edges, "runs": table, "run_sessions": run_sessions}
+        edges.head(0),
+        diags,
+        {
+            "edges": pl.concat([conform(edges, EDGES), stated.edges]),
+            "runs": pl.concat([conform(table, RUNS), stated.runs]),
+            "run_sessions": pl.concat([conform(run_sessions, RUN_SESSIONS), stated.run_sessions]),
+            "artifacts": pl.concat([conform(done.artifacts, ARTIFACTS), stated.artifacts]),
+        },
     )
 
 

@@ -11,6 +11,7 @@ from ingest import registry
 from sessiongraph.errors import SessiongraphError
 
 HEAD_BYTES = 64 * 1024
+LOG_SUFFIXES = (".jsonl", ".ocp.json")  # transcripts, and OCP run documents
 # Files that sit in the log roots but hold no session: prompt history (Claude, Codex) and
 # workflow journals (Claude 2.1.x). They are counted as skipped, never parsed.
 NOT_TRANSCRIPTS = frozenset({"history.jsonl", "journal.jsonl"})
@@ -48,7 +49,7 @@ def _walk(root: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=None):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
-            if name.endswith(".jsonl"):
+            if name.endswith(LOG_SUFFIXES):
                 yield os.path.join(dirpath, name)
 
 

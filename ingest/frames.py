@@ -32,7 +32,10 @@ FILE_OPS: tuple[str, ...] = ("read", "write", "delete")
 TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
 # main: a top-level transcript; subagent: spawned by a tool call; the rest share a
 # subagent's layout but are not spawns (their tokens are still real spend).
-SESSION_KINDS: tuple[str, ...] = ("main", "subagent", "compaction", "warmup", "workflow", "review")
+SESSION_KINDS: tuple[str, ...] = (
+    "main", "subagent", "compaction", "warmup", "workflow", "review",
+    "imported",  # a node of an imported run document: its lineage is the document's, not inferred
+)
 
 SESSIONS = pl.Schema(
     {
@@ -141,6 +144,17 @@ DIAGNOSTICS = pl.Schema(
     }
 )
 
+# Run documents other producers wrote (OCP), kept whole: their graph is theirs to state.
+DOCUMENTS = pl.Schema(
+    {
+        "source_path": pl.String,
+        "run_id": pl.String,  # the document's run.id
+        "producer": pl.String,
+        "ocp_version": pl.String,  # as read; the stored document is converted to 0.3
+        "document": pl.String,  # canonical JSON of the 0.3 document
+    }
+)
+
 # Every code an adapter or the pipeline may emit, with what it means (README lists them too).
 DIAGNOSTIC_CODES: dict[str, str] = {
     "truncated_line": "last line has no newline and does not parse: a transcript still being written",
@@ -159,6 +173,7 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "unreadable_file": "a file that cannot be opened or read",
     "unknown_format": "a log file that belongs to no known harness",
     "no_session": "a file with records but no session identity (no session_meta / sessionId)",
+    "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
 }
 
 SCHEMAS: dict[str, pl.Schema] = {
@@ -167,18 +182,20 @@ SCHEMAS: dict[str, pl.Schema] = {
     "file_events": FILE_EVENTS,
     "usage": USAGE,
     "diagnostics": DIAGNOSTICS,
+    "documents": DOCUMENTS,
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Frames:
-    """The five frames one parse produces."""
+    """The frames one parse produces (``documents`` only from run-document sources)."""
 
     sessions: pl.DataFrame
     calls: pl.DataFrame
     file_events: pl.DataFrame
     usage: pl.DataFrame
     diagnostics: pl.DataFrame
+    documents: pl.DataFrame
 
     @classmethod
     def empty(cls) -> Frames:

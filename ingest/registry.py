@@ -14,6 +14,7 @@ from sessiongraph.errors import SessiongraphError
 
 # Order matters for detection: the first adapter whose detect() accepts a file parses it.
 ADAPTERS: dict[str, str] = {
+    "ocp": "ingest.ocp",
     "codex": "ingest.codex",
     "claude-code": "ingest.claude_code",
 }

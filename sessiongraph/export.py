@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 import orjson
+import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ocp_bundle import bundles, chosen_runs
@@ -59,14 +60,54 @@ def export_ocp(
     unpriced: Counter[str] = Counter()
     with Store(db, read_only=True) as store:
         chosen = chosen_runs(store, list(runs), since)
-        for bundle in bundles(store, chosen):
+        inferred = chosen.filter(pl.col("producer").is_null())
+        for bundle in bundles(store, inferred):
             doc, missing = document(bundle, privacy=privacy, prices=table)
             unpriced.update(missing)
-            path = out_dir / safe_name(bundle.run["run_id"])
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
-            os.replace(tmp, path)  # a reader never sees half a document
-            summary.files.append(str(path))
-            summary.documents += 1
+            summary.files.append(_write(out_dir, bundle.run["run_id"], doc))
+        for run_id, doc in stated_documents(store, chosen.filter(pl.col("producer").is_not_null())):
+            summary.files.append(_write(out_dir, run_id, restrict(doc, privacy)))
+    summary.documents = len(summary.files)
     summary.unpriced_models = dict(sorted(unpriced.items()))
     return summary
+
+
+def _write(out_dir: Path, run_id: str, doc: dict) -> str:
+    path = out_dir / safe_name(run_id)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
+    os.replace(tmp, path)  # a reader never sees half a document
+    return str(path)
+
+
+def stated_documents(store: Store, chosen: pl.DataFrame):
+    """Imported runs are re-emitted as their producer stated them (as 0.3), not rebuilt."""
+    if chosen.height == 0:
+        return
+    docs = store.query(
+        "SELECT run_id, document FROM documents WHERE list_contains($1, run_id) ORDER BY run_id, source_path",
+        [chosen["run_id"].to_list()],
+    )
+    done: set[str] = set()
+    for run_id, text in docs.iter_rows():
+        if run_id not in done:
+            done.add(run_id)
+            yield run_id, orjson.loads(text)
+
+
+def restrict(doc: dict, privacy: str) -> dict:
+    """A ``full`` document exported as ``metadata_only`` loses every ``ext`` (where OCP lets text
+    live) and says so in its profile."""
+    if privacy == "full" or doc.get("privacy", {}).get("profile") == "metadata_only":
+        return doc
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "ext"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    out = strip(doc)
+    out["privacy"] = {"profile": "metadata_only"}
+    return out

@@ -115,7 +115,8 @@ def tree(g: RunGraph) -> str:
         lines.append("other edges:")
         for e in others.iter_rows(named=True):
             where = "" if e["run_id"] else "  (across runs)"
-            what = f" {e['path']} v{e['version']}" if e["path"] else ""
+            what = f" {e['path']}" if e["path"] else ""
+            what += f" v{e['version']}" if e["version"] is not None else ""
             lines.append(f"  {e['kind']} [{e['tier']}]{what}: {e['src']} -> {e['dst']}{where}")
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 2.
+-- sessiongraph store, schema version 3.
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -129,11 +129,21 @@ CREATE TABLE IF NOT EXISTS diagnostics (
     ingest_id   BIGINT NOT NULL
 );
 
+CREATE TABLE IF NOT EXISTS documents (
+    source_path VARCHAR NOT NULL,
+    run_id      VARCHAR NOT NULL,
+    producer    VARCHAR,
+    ocp_version VARCHAR,
+    document    VARCHAR NOT NULL,   -- canonical JSON of the document, converted to OCP 0.3
+    ingest_id   BIGINT NOT NULL
+);
+
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
 CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
 CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
 CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
 CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
+CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
 
 -- Inference: rebuilt from the frame tables after every ingest that changed them, in one
 -- transaction. Columns mirror inference/edges.py (tests/test_schema.py checks it). No keys:
@@ -190,7 +200,8 @@ CREATE TABLE IF NOT EXISTS runs (
     n_artifact_edges BIGINT NOT NULL,
     max_depth        INTEGER,
     harnesses        VARCHAR[],
-    models           VARCHAR[]
+    models           VARCHAR[],
+    producer         VARCHAR           -- null for runs inferred from logs; else the importing document's
 );
 
 CREATE TABLE IF NOT EXISTS run_sessions (

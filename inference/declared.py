@@ -1,0 +1,135 @@
+"""Runs stated by imported OCP documents: taken as stated, never re-inferred.
+
+Each document gives one run (its own ``run.id``), one member per node (session id
+``ocp:<run id>/<node id>``), its edges with their tiers, and its artifacts. Depth and the
+spawn/launch tree come from the document's spawn and launch edges; roles and phases from its
+first attempt at each node. A document whose run id is already a run inferred from logs (our
+own export, imported into the store that made it), or that has no nodes, is skipped and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import polars as pl
+
+from ingest.frames import Frames
+from ingest.jsonl import parse_ts
+from ingest.ocp import node_session
+from inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, conform, diag_rows, edge_ids
+
+NAME = "declared"
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    runs: pl.DataFrame
+    run_sessions: pl.DataFrame
+    edges: pl.DataFrame
+    artifacts: pl.DataFrame
+    diagnostics: pl.DataFrame
+
+
+def declared(frames: Frames, taken: set[str]) -> Declared:
+    runs, members, edges, artifacts, skipped = [], [], [], [], []
+    seen: set[str] = set(taken)
+    for row in frames.documents.sort("source_path").iter_rows(named=True):
+        if row["run_id"] in seen:
+            skipped.append({"session_id": None, "detail": f"run {row['run_id'][:80]} already in the store"})
+            continue
+        seen.add(row["run_id"])
+        doc = orjson.loads(row["document"])
+        if not doc.get("nodes"):
+            skipped.append({"session_id": None, "detail": f"run {row['run_id'][:80]} has no nodes"})
+            continue
+        r, m, e, a = _one(doc, row["producer"])
+        runs.append(r)
+        members += m
+        edges += e
+        artifacts += a
+    diags = diag_rows(NAME, "document_skipped",
+                      pl.DataFrame(skipped, schema={"session_id": pl.String, "detail": pl.String}), pl.col("detail"))
+    return Declared(
+        conform(pl.DataFrame(runs, schema=RUNS), RUNS),
+        conform(pl.DataFrame(members, schema=RUN_SESSIONS), RUN_SESSIONS),
+        edge_ids(conform(pl.DataFrame(edges, schema=EDGES), EDGES)),
+        conform(pl.DataFrame(artifacts, schema=ARTIFACTS), ARTIFACTS),
+        diags,
+    )
+
+
+def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict], list[dict]]:
+    run_id = doc["run"]["id"]
+    sid = {n["id"]: node_session(run_id, n["id"]) for n in doc["nodes"]}
+    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict) and a.get("node") in sid]
+    node_of_attempt = {a.get("id"): a["node"] for a in attempts}
+    first = {}
+    for a in attempts:
+        first.setdefault(a["node"], a)
+    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict) and e.get("from") in sid and e.get("to") in sid]
+    parent = {}
+    for e in edges:
+        if e.get("kind") in ("spawn", "launch") and e["to"] not in parent:
+            parent[e["to"]] = (e["from"], e["kind"])
+
+    def depth(node: str) -> int:
+        d, seen = 0, {node}
+        while node in parent and parent[node][0] not in seen:
+            node = parent[node][0]
+            seen.add(node)
+            d += 1
+        return d
+
+    members = []
+    for node in sid:
+        a = first.get(node, {})
+        role = a.get("role") if isinstance(a.get("role"), dict) else {}
+        phase = a.get("phase") if isinstance(a.get("phase"), dict) else {}
+        up = parent.get(node)
+        members.append({
+            "run_id": run_id, "session_id": sid[node], "parent_session_id": sid[up[0]] if up else None,
+            "via": up[1] if up else None, "depth": depth(node),
+            "role": role.get("value"), "role_tier": role.get("tier"), "phase": phase.get("value"),
+        })
+    arts = {x["id"]: x for x in doc.get("artifacts") or [] if isinstance(x, dict) and "id" in x}
+    out_edges = []
+    for e in edges:
+        art = arts.get(e.get("artifact")) or {}
+        out_edges.append({
+            "kind": e.get("kind", "dep"), "src": sid[e["from"]], "dst": sid[e["to"]], "tier": e.get("tier", "reported"),
+            "evidence": e.get("evidence"), "pass": NAME, "run_id": run_id, "path": art.get("path"),
+            "version": (art.get("version") or 1) if art else None,
+            "src_call_id": e.get("from_attempt"), "dst_call_id": e.get("to_attempt"),
+        })
+    out_arts = []
+    for x in arts.values():
+        def sessions(ids):
+            return [sid[node_of_attempt[i]] for i in ids or [] if i in node_of_attempt]
+        kind = x.get("kind") if isinstance(x.get("kind"), dict) else {}
+        producer_sid = sessions([x.get("producer")])
+        if not producer_sid:
+            continue
+        out_arts.append({
+            "path": x.get("path"), "version": x.get("version") or 1, "producer": producer_sid[0],
+            "call_id": x.get("producer"), "ts": parse_ts(x.get("first_write_at")), "how": "ocp", "tier": kind.get("tier"),
+            "n_writes": x.get("n_writes") or len(x.get("writers") or []), "n_reads": x.get("n_reads") or 0,
+            "writers": sessions(x.get("writers")), "consumers": sessions(x.get("consumers")),
+        })
+    starts = [t for a in attempts if (t := parse_ts(a.get("started_at")))]
+    ends = [t for a in attempts if (t := parse_ts(a.get("ended_at")))]
+    harnesses = sorted({a["harness"] for a in attempts if isinstance(a.get("harness"), str)})
+    models = sorted({a["model"]["raw"] for a in attempts if isinstance(a.get("model"), dict)
+                     and isinstance(a["model"].get("raw"), str)})
+    roots = [n for n in sid if n not in parent]
+    kinds = [e.get("kind") for e in edges]
+    run = {
+        "run_id": run_id, "root_session_id": sid[roots[0]] if roots else None,
+        "root_harness": (first.get(roots[0]) or {}).get("harness") if roots else None,
+        "started_at": parse_ts(doc["run"].get("started_at")) or (min(starts) if starts else None),
+        "ended_at": parse_ts(doc["run"].get("ended_at")) or (max(ends) if ends else None),
+        "n_sessions": len(sid), "n_spawns": kinds.count("spawn"), "n_launches": kinds.count("launch"),
+        "n_artifact_edges": kinds.count("artifact"), "max_depth": max((m["depth"] for m in members), default=0),
+        "harnesses": harnesses, "models": models, "producer": producer,
+    }
+    return run, members, out_edges, out_arts
