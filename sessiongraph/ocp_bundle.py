@@ -65,8 +65,14 @@ GROUP BY ALL
 ORDER BY ALL
 """
 
+# The call's command and description ride along for the ``full`` profile only.
 _EDGES = """
-SELECT * FROM edges WHERE run_id IN (SELECT run_id FROM chosen) ORDER BY run_id, ts, kind, edge_id
+SELECT e.*, c.command, c.description
+FROM edges e
+LEFT JOIN (SELECT DISTINCT ON (session_id, call_id) session_id, call_id, command, description FROM calls) c
+       ON c.session_id = e.src AND c.call_id = e.src_call_id
+WHERE e.run_id IN (SELECT run_id FROM chosen)
+ORDER BY e.run_id, e.ts, e.kind, e.edge_id
 """
 
 _VERSIONS = """

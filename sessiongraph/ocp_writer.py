@@ -300,6 +300,9 @@ class _Doc:
                 "from_attempt": self.attempt_at(e["src"], e["ts"]), "to_attempt": self.attempt_at(e["dst"], None),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
+            text = {k: e[k] for k in ("command", "description") if e.get(k)}
+            if self.privacy == "full" and text:  # log text lives under ext only, and only under full
+                record["ext"][f"{EXT}.text"] = text
             (edges if e["kind"] in ("spawn", "launch") else other).append(record)
         return edges, other
 

@@ -166,3 +166,25 @@ def test_export_through_the_cli(tmp_path):
     assert out["documents"] == len(out["files"]) > 0
     res = CliRunner().invoke(main, ["export", "ocp", "--out", str(tmp_path / "o"), "--db", str(db), "--run", "zzz"])
     assert res.exit_code == 1 and res.output.startswith("Error: no run 'zzz'")
+
+
+def _text_outside_ext(value, inside=False):
+    """Strings holding the marker that are not under an ``ext`` key."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _text_outside_ext(v, inside or k == "ext")]
+    if isinstance(value, list):
+        return [s for v in value for s in _text_outside_ext(v, inside)]
+    return [value] if isinstance(value, str) and MARKER in value and not inside else []
+
+
+def test_full_profile_carries_text_only_under_ext(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "claude-code", logs, ignore=shutil.ignore_patterns("*.md", "*.json", "*.py"))
+    for f in logs.rglob("*.jsonl"):
+        f.write_bytes(b"\n".join(orjson.dumps(_plant(orjson.loads(r))) for r in f.read_bytes().splitlines()) + b"\n")
+    summary = _export(tmp_path, logs, privacy="full")
+    docs = [json.loads(Path(p).read_text()) for p in summary.files]
+    assert all(d["privacy"]["profile"] == "full" for d in docs)
+    assert any(MARKER in json.dumps(d) for d in docs)  # launch commands and Task descriptions
+    assert [s for d in docs for s in _text_outside_ext(d)] == []
+    _assert_clean(validate(summary.files), summary.documents)
