@@ -5,6 +5,9 @@
   verified. Sessions that share only a ``slug``: ``continue``, heuristic (consecutive pairs).
   A snake-case ``session_id`` naming an ancestor: ``continue``, reported (a community finding).
 - Codex ``forked_from_id``: ``fork``, verified (the harness wrote it when it forked).
+- Other harnesses: pi/oh-my-pi ``parentSession``/``branchedFrom`` -> ``fork``, reported; a recorded
+  continuation or Prickle ``lineage.cause`` -> ``continue``, verified; Prickle
+  ``packet.depends_on`` -> ``dep``, reported.
 """
 
 from __future__ import annotations
@@ -30,19 +33,20 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
                    "reported", "session_id ancestor"),
             _claim(ns.filter(pl.col("harness") == "codex"), "forked_from_id", "codex:", "fork",
                    "verified", "forked_from_id"),
+            *_other_harnesses(ns),
             _same_slug(main),
         ]
     )
     known = ns.select(pl.col("session_id").alias("src"))
     found = claims.join(known, on="src", how="semi").filter(pl.col("src") != pl.col("dst"))
     missing = claims.join(known, on="src", how="anti").filter(pl.col("tier") != "heuristic")
-    best = (
-        found.with_columns(r=rank("tier"))
-        .sort("dst", "r")
-        .group_by("dst", maintain_order=True)
-        .first()
-        .drop("r")
-    )
+    # One continuation per session (the strongest claim); dependencies are kept, each one.
+    cont = found.filter(pl.col("kind") != "dep")
+    best = pl.concat([
+        cont.with_columns(r=rank("tier")).sort("dst", "r").group_by("dst", maintain_order=True).first()
+        .select(found.columns),
+        found.filter(pl.col("kind") == "dep").unique(["src", "dst"], maintain_order=True),
+    ])
     starts = ns.select(pl.col("session_id").alias("dst"), pl.col("started_at").alias("ts"))
     ends = ns.select(pl.col("session_id").alias("src"), pl.col("ended_at").alias("src_end"))
     edges = (
@@ -61,10 +65,31 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
     return PassResult(conform(edges, EDGES), diags)
 
 
-def _claim(ns: pl.DataFrame, col: str, prefix: str, kind: str, tier: str, evidence: str) -> pl.DataFrame:
+def _other_harnesses(ns: pl.DataFrame) -> list[pl.DataFrame]:
+    """pi/oh-my-pi ``parentSession`` / ``branchedFrom`` (the child's own claim: reported), a
+    recorded continuation or cause (verified), and declared dependencies (reported)."""
+    other = ns.filter(~pl.col("harness").is_in(("claude-code", "codex")))
+    prefix = pl.col("harness") + pl.lit(":")
+    deps = other.filter(pl.col("depends_on").list.len() > 0).explode("depends_on").select(
+        pl.lit("dep").alias("kind"),
+        (prefix + pl.col("depends_on")).alias("src"),
+        pl.col("session_id").alias("dst"),
+        pl.lit("reported").alias("tier"),
+        pl.lit("declared dependency").alias("evidence"),
+    )
+    return [
+        _claim(other, "forked_from_id", prefix, "fork", "reported", "parent session named in the header"),
+        _claim(other, "continued_from_id", prefix, "continue", "verified", "continuation recorded by the session"),
+        _claim(other, "caused_by_id", prefix, "continue", "verified", "cause recorded by the task"),
+        deps,
+    ]
+
+
+def _claim(ns: pl.DataFrame, col: str, prefix: str | pl.Expr, kind: str, tier: str, evidence: str) -> pl.DataFrame:
+    prefix = pl.lit(prefix) if isinstance(prefix, str) else prefix
     return ns.filter(pl.col(col).is_not_null()).select(
         pl.lit(kind).alias("kind"),
-        (pl.lit(prefix) + pl.col(col)).alias("src"),
+        (prefix + pl.col(col)).alias("src"),
         pl.col("session_id").alias("dst"),
         pl.lit(tier).alias("tier"),
         pl.lit(evidence).alias("evidence"),

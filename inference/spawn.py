@@ -34,7 +34,7 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
         [
             _claude_by_call(children, calls),
             _claude_by_layout(children, ns),
-            _codex(children, ns, calls),
+            _recorded_parent(children, ns, calls),
         ],
         how="vertical",
     )
@@ -141,25 +141,49 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([declared, layout]).join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
 
 
-def _codex(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
-    kids = children.filter((pl.col("harness") == "codex") & pl.col("parent_native_id").is_not_null()).select(
+# Evidence wording per harness for "the child records its parent" (+ "the call names the child").
+RECORDED_PARENT = {
+    "codex": ("thread_spawn.parent_thread_id", "collab_agent_spawn_end"),
+}
+
+
+def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """Every harness but Claude: the child's log names its parent session (Codex
+    ``parent_thread_id``, opencode ``parentID``, Prickle ``parent_task_id``, oh-my-pi's task
+    folder), so ``<harness>:<parent_native_id>`` is the parent; a spawn call in the parent whose
+    result names the child (by native or agent id) is the call."""
+    kids = children.filter((pl.col("harness") != "claude-code") & pl.col("parent_native_id").is_not_null()).select(
         pl.col("session_id").alias("dst"),
+        "harness",
+        pl.coalesce("agent_id", "native_id").alias("child_key"),
         "native_id",
-        (pl.lit("codex:") + pl.col("parent_native_id")).alias("src"),
+        (pl.col("harness") + pl.lit(":") + pl.col("parent_native_id")).alias("src"),
     )
     kids = kids.join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
-    c = calls.filter(pl.col("harness") == "codex").select(
+    c = calls.filter(pl.col("result_agent_id").is_not_null()).select(
         pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "result_agent_id"
     )
-    named = kids.join(c, left_on=["src", "native_id"], right_on=["src", "result_agent_id"], how="left")
+    by_key = kids.join(c, left_on=["src", "child_key"], right_on=["src", "result_agent_id"], how="left")
+    by_native = kids.join(c, left_on=["src", "native_id"], right_on=["src", "result_agent_id"], how="left")
+    named = (
+        by_key.join(by_native.select("dst", pl.col("src_call_id").alias("alt")), on="dst", how="left")
+        .with_columns(src_call_id=pl.coalesce("src_call_id", "alt"))
+        .unique("dst", keep="first", maintain_order=True)
+    )
+    child_says = pl.col("harness").replace_strict(
+        {h: w[0] for h, w in RECORDED_PARENT.items()}, default="parent id recorded by the child"
+    )
+    call_says = pl.col("harness").replace_strict(
+        {h: w[1] for h, w in RECORDED_PARENT.items()}, default="spawn call names the child"
+    )
     return named.select(
         "dst",
         "src",
         "src_call_id",
         pl.lit("verified").alias("tier"),
         pl.when(pl.col("src_call_id").is_not_null())
-        .then(pl.lit("thread_spawn.parent_thread_id + collab_agent_spawn_end"))
-        .otherwise(pl.lit("thread_spawn.parent_thread_id"))
+        .then(child_says + pl.lit(" + ") + call_says)
+        .otherwise(child_says)
         .alias("evidence"),
     )
 

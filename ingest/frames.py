@@ -40,6 +40,9 @@ SESSION_KINDS: tuple[str, ...] = (
 SESSIONS = pl.Schema(
     {
         "session_id": pl.String,  # "<harness>:<native id>", a Claude subagent "<...>/<agentId>"
+        # 1-based try at this session within its file: a resumed agent that keeps writing to the
+        # same transcript (oh-my-pi) is a second attempt. Null means 1.
+        "attempt": pl.Int32,
         "harness": pl.String,
         "native_id": pl.String,  # the harness's own session/thread id
         "agent_id": pl.String,  # Claude subagent id (file agent-<id>), null for main transcripts
@@ -69,6 +72,8 @@ SESSIONS = pl.Schema(
         # Claude: the earlier session a plan hand-off or /clear continued (its copied tail
         # record, or the transcript path the first prompt cites).
         "continued_from_id": pl.String,
+        "caused_by_id": pl.String,  # native id of the session/task whose outcome started this one
+        "depends_on": STRS,  # native ids this one waits for (Prickle packet.depends_on)
         # sha256 of the first user prompt: lets the passes match a child to the call that
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,
@@ -118,6 +123,7 @@ FILE_EVENTS = pl.Schema(
 USAGE = pl.Schema(
     {
         "session_id": pl.String,
+        "attempt": pl.Int32,  # as in sessions; null means 1
         "ts": TS,
         "model": pl.String,
         "message_id": pl.String,  # de-duplication key within a session

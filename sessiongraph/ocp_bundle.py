@@ -19,7 +19,7 @@ from sessiongraph.store import Store
 class RunBundle:
     run: dict
     members: pl.DataFrame  # one row per session: run_sessions + session facts + role/phase
-    attempts: pl.DataFrame  # one row per (session, source file): a resumed thread's second file is attempt 2
+    attempts: pl.DataFrame  # one row per (session, source file, attempt in the file): each try at a node
     usage: pl.DataFrame  # token sums per (session, source file, model)
     edges: pl.DataFrame  # edges with both ends in this run
     versions: pl.DataFrame  # artifact versions written in this run (consumers may lie outside it)
@@ -44,14 +44,15 @@ ORDER BY m.run_id, m.depth, s.started_at NULLS LAST, m.session_id
 """
 
 _ATTEMPTS = """
-SELECT m.run_id, s.session_id, s.source_path, s.started_at, s.ended_at, s.model, s.harness_version, s.cwd
+SELECT m.run_id, s.session_id, s.source_path, coalesce(s.attempt, 1) AS attempt, s.started_at, s.ended_at,
+       s.model, s.harness_version, s.cwd
 FROM sessions s JOIN run_sessions m USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
-ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path
+ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path, attempt
 """
 
 _USAGE = """
-SELECT m.run_id, u.session_id, u.source_path, u.model,
+SELECT m.run_id, u.session_id, u.source_path, coalesce(u.attempt, 1) AS attempt, u.model,
        count(*) AS requests,
        sum(u.input_tokens)::BIGINT AS input_tokens, sum(u.output_tokens)::BIGINT AS output_tokens,
        sum(u.cache_read_tokens)::BIGINT AS cache_read_tokens,

@@ -212,7 +212,7 @@ class _Doc:
     def _attempts(self, members: dict[str, dict]) -> list[dict]:
         usage = {}
         for row in self.b.usage.iter_rows(named=True):
-            usage.setdefault((row["session_id"], row["source_path"]), []).append(row)
+            usage.setdefault((row["session_id"], row["source_path"], row["attempt"]), []).append(row)
         out = []
         for seg in self.b.attempts.iter_rows(named=True):
             sid = seg["session_id"]
@@ -231,7 +231,7 @@ class _Doc:
                 "ended_at": _ts(seg["ended_at"]),
                 "outcome": {"result": "settled_unverified", "evidence": "heuristic",
                             "reason": "the log ends; no verdict is logged"},
-                "cost": self._cost(usage.get((sid, seg["source_path"]), [])),
+                "cost": self._cost(usage.get((sid, seg["source_path"], seg["attempt"]), [])),
                 "role": {"value": m["role"], "tier": m["role_tier"] or "heuristic",
                          "evidence": ROLE_EVIDENCE.get(m["role"])},
                 "phase": {"value": m["phase"], "tier": "heuristic",

@@ -17,7 +17,7 @@ from inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSION
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,

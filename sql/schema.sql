@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 3.
+-- sessiongraph store, schema version 4.
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS ingested_files (
 
 CREATE TABLE IF NOT EXISTS sessions (
     session_id         VARCHAR NOT NULL,
+    attempt            INTEGER,
     harness            VARCHAR NOT NULL,
     native_id          VARCHAR,
     agent_id           VARCHAR,
@@ -60,6 +61,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     forked_from_id     VARCHAR,
     root_native_id     VARCHAR,
     continued_from_id  VARCHAR,
+    caused_by_id       VARCHAR,
+    depends_on         VARCHAR[],
     first_prompt_hash  VARCHAR,
     n_records          BIGINT,
     ingest_id          BIGINT NOT NULL
@@ -104,6 +107,7 @@ CREATE TABLE IF NOT EXISTS file_events (
 
 CREATE TABLE IF NOT EXISTS usage (
     session_id               VARCHAR NOT NULL,
+    attempt                  INTEGER,
     ts                       TIMESTAMPTZ,
     model                    VARCHAR,
     message_id               VARCHAR,

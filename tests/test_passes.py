@@ -312,3 +312,42 @@ def test_runs_group_spawns_and_launches_and_keep_cross_run_edges_apart():
     roles = dict(inferred.run_sessions.select("session_id", "role").iter_rows())
     assert roles == {lead: "lead", kid: "subagent", cli: "cli", other: "solo"}
     assert inferred.diagnostics.filter(pl.col("code") == "pass_failed").height == 0
+
+
+def test_other_harnesses_spawn_by_the_parent_the_child_records():
+    frames = Frames.from_rows(
+        sessions=[
+            session("omp:root", 0),
+            session("omp:root/Scout", 5, agent_id="Scout", session_kind="subagent", parent_native_id="root"),
+            session("omp:root/Scout.Deep", 6, agent_id="Scout.Deep", session_kind="subagent",
+                    parent_native_id="root/Scout"),
+            session("opencode:ses_b", 7, session_kind="subagent", parent_native_id="ses_a"),  # parent not ingested
+        ],
+        calls=[call("omp:root", "t1", "spawn", 4, 20, tool="task", result_agent_id="Scout")],
+    )
+    res = spawn(frames, Inferred())
+    got = set(res.edges.select("src", "dst", "src_call_id", "evidence").iter_rows())
+    assert got == {
+        ("omp:root", "omp:root/Scout", "t1", "parent id recorded by the child + spawn call names the child"),
+        ("omp:root/Scout", "omp:root/Scout.Deep", None, "parent id recorded by the child"),
+    }
+    assert codes(res) == {"orphan_child": 1}
+
+
+def test_other_harnesses_forks_causes_and_dependencies():
+    frames = Frames.from_rows(
+        sessions=[
+            session("pi:a", 0),
+            session("pi:b", 10, forked_from_id="a"),
+            session("prickle:t1", 0),
+            session("prickle:t2", 5, caused_by_id="t1", depends_on=["t1", "t0"]),
+            session("prickle:t0", 1),
+        ]
+    )
+    res = continuation(frames, Inferred())
+    assert edges_of(res) == {
+        ("fork", "pi:a", "pi:b", "reported"),
+        ("continue", "prickle:t1", "prickle:t2", "verified"),
+        ("dep", "prickle:t1", "prickle:t2", "reported"),
+        ("dep", "prickle:t0", "prickle:t2", "reported"),
+    }
