@@ -11,7 +11,11 @@ from ingest import registry
 from sessiongraph.errors import SessiongraphError
 
 HEAD_BYTES = 64 * 1024
-LOG_SUFFIXES = (".jsonl", ".ocp.json")  # transcripts, and OCP run documents
+# Transcripts are JSON Lines; Gemini chats, opencode objects, Prickle tasks and OCP documents are
+# JSON; opencode >= 1.2 keeps a SQLite file. A .jsonl nobody claims is reported; a .json or .db
+# nobody claims (settings, sidecars, caches) is simply not a log.
+LOG_SUFFIXES = (".jsonl", ".json", ".db")
+REPORTED_SUFFIXES = (".jsonl", ".ocp.json")
 # Files that sit in the log roots but hold no session: prompt history (Claude, Codex) and
 # workflow journals (Claude 2.1.x). They are counted as skipped, never parsed.
 NOT_TRANSCRIPTS = frozenset({"history.jsonl", "journal.jsonl"})
@@ -25,7 +29,7 @@ class Found:
 
     path: str
     harness: str | None
-    skip_reason: str | None = None  # "not_transcript" | "unknown_format" | "unreadable_file"
+    skip_reason: str | None = None  # not_transcript | not_a_log | unknown_format | unreadable_file | empty_file
 
 
 def default_roots(env: dict[str, str] | None = None) -> list[Path]:
@@ -35,6 +39,12 @@ def default_roots(env: dict[str, str] | None = None) -> list[Path]:
     claude = [Path(p.strip()).expanduser() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     roots = [home / ".claude", *claude]
     roots.append(Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex")
+    # pi honours PI_CODING_AGENT_DIR (default ~/.pi/agent); oh-my-pi keeps ~/.omp/agent.
+    roots.append(Path(env["PI_CODING_AGENT_DIR"]).expanduser() if env.get("PI_CODING_AGENT_DIR") else home / ".pi")
+    roots.append(home / ".omp")
+    roots.append(home / ".gemini" / "tmp")
+    data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
+    roots.append(data_home / "opencode")
     seen: list[Path] = []
     for r in roots:
         if r not in seen:
@@ -63,7 +73,7 @@ def classify(path: str) -> Found:
     except OSError:
         return Found(path, None, "unreadable_file")
     if not head.strip():
-        return Found(path, None, "empty_file")
+        return Found(path, None, "empty_file" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
     for name in registry.names():
         try:
             claimed = registry.get(name).detect(path, head)
@@ -71,7 +81,7 @@ def classify(path: str) -> Found:
             claimed = False
         if claimed:
             return Found(path, name)
-    return Found(path, None, "unknown_format")
+    return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
 
 
 def discover(paths: Sequence[str | os.PathLike] = ()) -> Iterator[Found]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 from types import ModuleType
 
 from sessiongraph.errors import SessiongraphError
@@ -17,6 +18,11 @@ ADAPTERS: dict[str, str] = {
     "ocp": "ingest.ocp",
     "codex": "ingest.codex",
     "claude-code": "ingest.claude_code",
+    "omp": "ingest.omp",
+    "pi": "ingest.pi",
+    "gemini-cli": "ingest.gemini",
+    "opencode": "ingest.opencode",
+    "prickle": "ingest.prickle",
 }
 
 
@@ -33,4 +39,5 @@ def get(name: str) -> ModuleType:
 
 
 def names() -> list[str]:
-    return list(ADAPTERS)
+    """Adapters that are installed (a module still being written is left out, not an error)."""
+    return [n for n, mod in ADAPTERS.items() if importlib.util.find_spec(mod) is not None]

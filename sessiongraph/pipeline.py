@@ -113,7 +113,7 @@ def ingest(
         skipped: Counter[str] = Counter()
         todo: list[Job] = []
         for f in found:
-            if f.skip_reason == "not_transcript":
+            if f.skip_reason in ("not_transcript", "not_a_log"):
                 skipped[f.skip_reason] += 1
                 continue
             try:

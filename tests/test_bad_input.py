@@ -68,7 +68,8 @@ def test_summary_counts_every_diagnostic(store):
         for p in exp["problems"]:
             want[p["code"]] = want.get(p["code"], 0) + 1
     assert summary.diagnostics_by_code == dict(sorted(want.items()))
-    assert summary.skipped_by_reason == {"empty_file": 1, "unknown_format": 1}
+    # expected.json sits beside the logs: a .json nobody claims is not a log (no diagnostic)
+    assert summary.skipped_by_reason == {"empty_file": 1, "not_a_log": 1, "unknown_format": 1}
     assert summary.files_read == len(EXPECTED) - 2
 
 

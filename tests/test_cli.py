@@ -68,7 +68,7 @@ def test_no_logs_found_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.delenv("CODEX_HOME", raising=False)
     res = run("ingest", "--db", tmp_path / "s.duckdb")
     assert res.exit_code == 0
-    assert f"No logs found. Looked in: {tmp_path}/.claude, {tmp_path}/.codex" in res.output
+    assert f"No logs found. Looked in: {tmp_path}/.claude, {tmp_path}/.codex, {tmp_path}/.pi" in res.output
 
 
 def test_db_from_environment(logs, tmp_path, monkeypatch):

@@ -22,9 +22,16 @@ CODEX_LINE = (
 
 
 def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
-    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": f"{tmp_path}/a, {tmp_path}/b", "CODEX_HOME": f"{tmp_path}/cx"}
-    assert default_roots(env) == [tmp_path / ".claude", tmp_path / "a", tmp_path / "b", tmp_path / "cx"]
-    assert default_roots({"HOME": str(tmp_path)}) == [tmp_path / ".claude", tmp_path / ".codex"]
+    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": f"{tmp_path}/a, {tmp_path}/b", "CODEX_HOME": f"{tmp_path}/cx",
+           "PI_CODING_AGENT_DIR": f"{tmp_path}/pi", "XDG_DATA_HOME": f"{tmp_path}/xdg"}
+    assert default_roots(env) == [
+        tmp_path / ".claude", tmp_path / "a", tmp_path / "b", tmp_path / "cx", tmp_path / "pi",
+        tmp_path / ".omp", tmp_path / ".gemini/tmp", tmp_path / "xdg/opencode",
+    ]
+    assert default_roots({"HOME": str(tmp_path)}) == [
+        tmp_path / ".claude", tmp_path / ".codex", tmp_path / ".pi", tmp_path / ".omp", tmp_path / ".gemini/tmp",
+        tmp_path / ".local/share/opencode",
+    ]
 
 
 def test_content_decides_the_harness_not_the_name(tmp_path):
@@ -34,8 +41,10 @@ def test_content_decides_the_harness_not_the_name(tmp_path):
     (tmp_path / "empty.jsonl").write_bytes(b"")
     (tmp_path / "history.jsonl").write_bytes(b'{"display":"x"}\n')
     (tmp_path / "notes.txt").write_text("not a log")
+    (tmp_path / "settings.json").write_text('{"theme": "dark"}')
     found = {Path(f.path).name: (f.harness, f.skip_reason) for f in discover([tmp_path])}
     assert found == {
+        "settings.json": (None, "not_a_log"),
         "rollout-looking-but-claude.jsonl": ("claude-code", None),
         "whatever.jsonl": ("codex", None),
         "other.jsonl": (None, "unknown_format"),
