@@ -75,10 +75,12 @@ class Store:
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            # Never fetch extensions from the network: a store must open offline.
-            self.con = duckdb.connect(
-                str(self.path), read_only=read_only, config={"autoinstall_known_extensions": False}
-            )
+            # Never fetch extensions from the network: a store must open offline. A reader may not
+            # touch files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
+            config = {"autoinstall_known_extensions": False}
+            if read_only:
+                config["enable_external_access"] = False
+            self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             raise SessiongraphError(
                 f"cannot open store {self.path}: {_first_line(exc)}", path=str(self.path)
