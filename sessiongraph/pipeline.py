@@ -19,8 +19,9 @@ from inference import infer
 from sessiongraph.store import FileResult, Store
 
 # Files per store transaction: large enough to amortise DuckDB's commit, small enough that a
-# kill mid-ingest loses little work (every committed batch stays).
-BATCH_FILES = 256
+# kill mid-ingest loses little work (every committed batch stays). The variable exists for the
+# crash tests, which need many batches from few files.
+BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "256"))
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
 DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file"})
@@ -133,7 +134,6 @@ def ingest(
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
-        written = 0
         done = 0
         if progress:
             progress(0, len(todo))
@@ -151,13 +151,11 @@ def ingest(
                 batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason))
                 if len(batch) >= BATCH_FILES:
                     store.write(batch, ingest_id)
-                    written += len(batch)
                     batch = []
             if progress:
                 progress(done, len(todo))
         store.write(batch, ingest_id)
-        written += len(batch)
-        if written or store.needs_inference():
+        if store.needs_inference():  # any batch written now, or by an ingest killed before inferring
             store.write_inference(infer(store.load_frames()))
             summary.inferred = True
         summary.files_skipped = sum(skipped.values())

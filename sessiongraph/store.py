@@ -201,6 +201,9 @@ class Store:
             con.execute("INSERT INTO ingested_files BY NAME SELECT * FROM batch_files")
             con.unregister("batch_files")
             con.unregister("batch_paths")
+            # The inference tables no longer match the frames until write_inference runs: if we
+            # are killed before that, the next ingest knows to infer again.
+            self._set_meta("inference_stale", "true")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -222,16 +225,19 @@ class Store:
                     con.register("inferred_rows", df.to_arrow())
                     con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM inferred_rows")
                     con.unregister("inferred_rows")
+            self._set_meta("inference_stale", "false")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
 
+    def _set_meta(self, key: str, value: str) -> None:
+        self.con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES (?, ?)", [key, value])
+
     def needs_inference(self) -> bool:
-        """Sessions stored but no runs: a store written before inference ran (or was killed)."""
-        return bool(self.con.execute(
-            "SELECT (SELECT count(*) FROM sessions) > 0 AND (SELECT count(*) FROM runs) = 0"
-        ).fetchall()[0][0])
+        """Frames changed since the last inference (an ingest killed between the two steps)."""
+        rows = self.con.execute("SELECT value FROM sessiongraph_meta WHERE key = 'inference_stale'").fetchall()
+        return bool(rows) and rows[0][0] == "true"
 
     def load_frames(self) -> Frames:
         """Every stored frame row, as the frames the passes take."""
