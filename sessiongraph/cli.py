@@ -197,7 +197,3 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
     if summary.unpriced_models:
         click.echo("No price for: " + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
                    + " (usd left out of those attempts)")
-
-
-if __name__ == "__main__":
-    main()

@@ -22,7 +22,7 @@ VOLATILE = {"ingested_files": "ingest_id, ingested_at", "sessions": "ingest_id",
 
 
 def _ingest_cmd(logs, db):
-    return [sys.executable, "-m", "sessiongraph.cli", "ingest", str(logs), "--db", str(db), "--workers", "1"]
+    return [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(db), "--workers", "1"]
 
 
 def dump(db) -> dict:
