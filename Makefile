@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo/sessiongraph.duckdb
 
-.PHONY: install demo test clean
+.PHONY: install demo test fuzz clean
 
 $(BIN)/sessiongraph: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The fuzz properties of tests/test_fuzz.py with many more cases (FUZZ_EXAMPLES per sample file).
+FUZZ_EXAMPLES ?= 1000
+fuzz: install
+	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) demo build *.egg-info .pytest_cache

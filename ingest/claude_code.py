@@ -156,9 +156,12 @@ class _Parser:
 
     def _record(self, n: int, rec: dict) -> None:
         rtype = rec.get("type")
+        if not isinstance(rtype, str):
+            self.diags.add("unknown_record_type", n, f"type is {json_type(rtype)}")
+            return
         if rtype not in THREADED_TYPES:
             if rtype not in FLAT_TYPES:
-                self.diags.add("unknown_record_type", n, f"type={str(rtype)[:60]}")
+                self.diags.add("unknown_record_type", n, f"type={rtype[:60]}")
             return
         sid = rec.get("sessionId")
         if not isinstance(sid, str):
