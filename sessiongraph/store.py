@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -18,6 +19,9 @@ from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 
 SCHEMA_VERSION = "4"
+# How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
+# no reader while it writes) before giving up with a clear message.
+LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,
@@ -74,25 +78,36 @@ class Store:
             )
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            # Never fetch extensions from the network: a store must open offline. A reader may not
-            # touch files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
-            config = {"autoinstall_known_extensions": False}
-            if read_only:
-                config["enable_external_access"] = False
-            self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
-        except duckdb.IOException as exc:
-            raise SessiongraphError(
-                f"cannot open store {self.path}: {_first_line(exc)}", path=str(self.path)
-            ) from None
-        except duckdb.Error as exc:
-            raise SessiongraphError(
-                f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
-            ) from None
+        # Never fetch extensions from the network: a store must open offline. A reader may not touch
+        # files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
+        config = {"autoinstall_known_extensions": False}
+        if read_only:
+            config["enable_external_access"] = False
+        self.con = self._connect(config)
         if not read_only:
             self._migrate()
         else:
             self._check_version()
+
+    def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        pause = 0.05
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
+            except duckdb.IOException as exc:
+                busy = "lock" in str(exc).lower()
+                if busy and time.monotonic() < deadline:
+                    time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
+                    pause = min(pause * 2, 1.0)
+                    continue
+                why = (f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
+                       "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)" if busy else _first_line(exc))
+                raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
+            except duckdb.Error as exc:
+                raise SessiongraphError(
+                    f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
+                ) from None
 
     def __enter__(self) -> Store:
         return self
