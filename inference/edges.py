@@ -14,7 +14,7 @@ import polars as pl
 
 from ingest.frames import TS
 
-EDGE_KINDS: tuple[str, ...] = ("spawn", "launch", "artifact", "continue", "fork")
+EDGE_KINDS: tuple[str, ...] = ("spawn", "launch", "artifact", "continue", "fork", "dep")
 
 EDGES = pl.Schema(
     {

@@ -98,9 +98,18 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     same_cwd = pl.col("child_cwd") == pl.col("launch_cwd").str.strip_chars_end("/")
     in_window = (pl.col("child_start") <= window_end) & same_cwd
 
+    # Only two kinds of pair can match: same harness and cwd, or a child whose id the call printed.
+    # Joining on those keys (not on the harness alone) keeps this linear in the number of launches.
+    live = table.filter(~pl.col("resume")).with_row_index("launch_no")
+    by_cwd = live.with_columns(key_cwd=pl.col("launch_cwd").str.strip_chars_end("/")).join(
+        children, left_on=["target", "key_cwd"], right_on=["target", "child_cwd"], how="inner", coalesce=False
+    ).drop("key_cwd", "target_right")
+    by_out = live.with_columns(out_id=pl.col("output_ids")).explode("out_id").join(
+        children, left_on=["target", "out_id"], right_on=["target", "child_native"], how="inner", coalesce=False
+    ).drop("out_id", "target_right")
+    pairs = pl.concat([by_cwd, by_out.select(by_cwd.columns)]).unique(["launch_no", "child"], maintain_order=True)
     cands = (
-        table.filter(~pl.col("resume"))
-        .join(children, on="target", how="inner")
+        pairs.drop("launch_no")
         .filter(pl.col("child") != pl.col("session_id"))
         .filter(pl.col("child_start") >= pl.col("call_start"))  # never a session that began earlier
         .filter(~(pl.col("print_mode") & interactive))

@@ -31,7 +31,9 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     """``members``: run_id, session_id, parent_session_id, via, depth."""
     ns = nodes(frames).select("session_id", "agent_type", "started_at")
     parents = edges.filter(pl.col("kind").is_in(("spawn", "launch"))).select(pl.col("src").alias("session_id")).unique()
-    writers = frames.file_events.filter(pl.col("op") == "write").select("session_id").unique()
+    # agent:// and local:// outputs are how subagents answer, not files they changed.
+    writes = frames.file_events.filter((pl.col("op") == "write") & ~pl.col("path").str.contains("://"))
+    writers = writes.select("session_id").unique()
     launch_cmd = (
         edges.filter(pl.col("kind") == "launch")
         .join(
@@ -42,7 +44,7 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
         .select(pl.col("dst").alias("session_id"), pl.col("command").alias("launch_command"))
     )
     last_write = (
-        frames.file_events.filter(pl.col("op") == "write")
+        writes
         .join(members.select("session_id", "run_id"), on="session_id")
         .group_by("run_id")
         .agg(last_write=pl.col("ts").max())

@@ -144,7 +144,11 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
 # Evidence wording per harness for "the child records its parent" (+ "the call names the child").
 RECORDED_PARENT = {
     "codex": ("thread_spawn.parent_thread_id", "collab_agent_spawn_end"),
+    "omp": ("task folder <root stem>/<id>.jsonl", "task result names the agent id"),
 }
+# Harnesses whose child "records" its parent only by where its file lies: without a call that
+# names it, that is layout evidence (heuristic), not a recorded id.
+LAYOUT_ONLY = ("omp",)
 
 
 def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -176,11 +180,12 @@ def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFra
     call_says = pl.col("harness").replace_strict(
         {h: w[1] for h, w in RECORDED_PARENT.items()}, default="spawn call names the child"
     )
+    layout_only = pl.col("harness").is_in(LAYOUT_ONLY) & pl.col("src_call_id").is_null()
     return named.select(
         "dst",
         "src",
         "src_call_id",
-        pl.lit("verified").alias("tier"),
+        pl.when(layout_only).then(pl.lit("heuristic")).otherwise(pl.lit("verified")).alias("tier"),
         pl.when(pl.col("src_call_id").is_not_null())
         .then(child_says + pl.lit(" + ") + call_says)
         .otherwise(child_says)

@@ -106,10 +106,10 @@ def as_int(value: object) -> int:
     """A token count: ints pass, everything else (null, strings, floats) counts as 0."""
     if isinstance(value, bool):
         return 0
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        value = int(value)
+    if isinstance(value, int) and -(2**63) <= value < 2**63:  # the store's BIGINT range
+        return value
     return 0
 
 

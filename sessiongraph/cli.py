@@ -65,8 +65,12 @@ def main() -> None:
 @click.option("--until", type=Date(), help="Only files with a session that started by this date.")
 @click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the counts instead.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').")
+@click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
+@click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
 @_errors
-def ingest(paths, db, since, until, workers, as_json):  # noqa: PLR0913
+def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Files unchanged since the last ingest are not read again; a changed file's rows are
@@ -79,12 +83,23 @@ def ingest(paths, db, since, until, workers, as_json):  # noqa: PLR0913
         with Progress(transient=True) as bar:
             task = bar.add_task("parsing", total=None)
             summary = run_ingest(
-                paths, db=db, since=since, until=until, workers=workers,
+                paths, db=db, since=since, until=until, workers=workers, engine=engine, ray_address=ray_address,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
-        summary = run_ingest(paths, db=db, since=since, until=until, workers=workers)
-    click.echo(dumps(summary.to_dict()) if as_json else _summary_text(summary))
+        summary = run_ingest(paths, db=db, since=since, until=until, workers=workers, engine=engine,
+                             ray_address=ray_address)
+    written = None
+    if out_parquet:
+        from sessiongraph.parquet import export_parquet
+
+        written = export_parquet(out_parquet, db=summary.db)
+    if as_json:
+        click.echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
+        return
+    click.echo(_summary_text(summary))
+    if written:
+        click.echo(_parquet_text(written))
 
 
 def _summary_text(s: IngestSummary) -> str:
@@ -119,16 +134,27 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
+@click.option("--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db.")
 @_errors
-def query(sql, sql_file, db, fmt):
+def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
 
     Tables: sessions, calls, file_events, usage, diagnostics, ingested_files, ingests;
     views: session_overview, usage_dedup. Example questions live in sql/queries/.
+    With --parquet DIR: one view per dataset table (runs, sessions, attempts, edges, artifacts,
+    usage, run_features), each with its harness and month partition columns (DATASET.md).
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
-    click.echo(render(queries.query(sql if sql is not None else sql_file.read(), db=db), fmt))
+    text = sql if sql is not None else sql_file.read()
+    if parquet:
+        if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("give --db or --parquet, not both")
+        from sessiongraph.parquet import query as query_parquet
+
+        click.echo(render(query_parquet(text, parquet=parquet), fmt))
+        return
+    click.echo(render(queries.query(text, db=db), fmt))
 
 
 @main.command()
@@ -154,23 +180,45 @@ def runs(db, as_json):
 @main.command()
 @click.argument("run")
 @DB_OPTION
-@click.option("--format", "fmt", type=click.Choice(["tree", "dot"]), default="tree", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["tree", "dot", "html"]), default="tree", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
+@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV (html dollars).")
 @_errors
-def show(run, db, fmt, out):
+def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
-    nested by spawn and launch, every edge with its tier; or as Graphviz DOT."""
-    text = queries.show(run, fmt=fmt, db=db)
+    nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
+    self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
+    text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
     if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        from sessiongraph.html import save
+
+        save(out, text.rstrip("\n") + "\n")
     else:
-        click.echo(text)
+        click.echo(text.rstrip("\n"))
+
+
+@main.command()
+@DB_OPTION
+@click.option("--since", type=Date(), help="Only runs active on or after this date.")
+@click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@_errors
+def report(db, since, fmt, out, prices):
+    """The history at a glance: runs and dollars per day by harness and model, the most expensive
+    runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
+    text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
+    if out:
+        from sessiongraph.html import save
+
+        save(out, text.rstrip("\n") + "\n")
+    else:
+        click.echo(text.rstrip("\n"))
 
 
 @main.group()
 def export():
-    """Write runs out: OCP 0.3 documents (one per run)."""
+    """Write runs out: OCP 0.3 documents (one per run), or a Parquet dataset."""
 
 
 @export.command("ocp")
@@ -197,3 +245,51 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
     if summary.unpriced_models:
         click.echo("No price for: " + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
                    + " (usd left out of those attempts)")
+
+
+@export.command("parquet")
+@click.option("--out", required=True, help="Dataset folder, or a URI such as s3://bucket/path.")
+@click.option(
+    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    help="metadata_only writes no log text (no shell commands or subagent descriptions).",
+)
+@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@_errors
+def export_parquet(out, privacy, prices, db, as_json):
+    """Write the store as a Hive-partitioned Parquet dataset (OUT/<table>/harness=/month=/).
+
+    Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
+    """
+    from sessiongraph.parquet import export_parquet as run_export
+
+    summary = run_export(out, db=db, privacy=privacy, prices=prices)
+    click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
+
+
+def _parquet_text(s) -> str:
+    rows = ", ".join(f"{t} {n}" for t, n in s.rows.items())
+    return (f"Dataset: {s.out} ({s.privacy}): {rows}; partitions {s.partitions_written} written, "
+            f"{s.partitions_unchanged} unchanged, {s.files_removed} files removed")
+
+
+@main.command()
+@click.argument("dataset")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the rows loaded.")
+@_errors
+def load(dataset, db, as_json):
+    """Load a Parquet DATASET (a folder or URI written by export parquet) into a new store,
+    so that runs, show, sessions and query work on it.
+
+    The dataset has no tool calls or file events: the store gets its sessions, usage, runs,
+    members, edges and artifacts as exported, and is not re-inferred.
+    """
+    from sessiongraph.parquet import load as run_load
+
+    summary = run_load(dataset, db=db)
+    if as_json:
+        click.echo(dumps(summary.to_dict()))
+        return
+    click.echo(f"Loaded {summary.dataset} into {summary.db}: " + ", ".join(f"{t} {n}" for t, n in summary.rows.items()))

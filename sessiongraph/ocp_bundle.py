@@ -86,7 +86,7 @@ ORDER BY m.run_id, a.path, a.version
 _WRITES = """
 SELECT DISTINCT m.run_id, f.session_id, f.path
 FROM file_events f JOIN run_sessions m USING (session_id)
-WHERE f.op = 'write' AND m.run_id IN (SELECT run_id FROM chosen)
+WHERE f.op = 'write' AND NOT contains(f.path, '://') AND m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY ALL
 """
 

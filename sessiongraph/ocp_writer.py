@@ -93,6 +93,42 @@ def _artifact_kind(path: str) -> str:
     return "other"
 
 
+def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
+    """The OCP ``run.task`` of a run that wrote ``paths``: a type and features inferred from the
+    files alone (heuristic). Shared with the Parquet ``run_features`` table."""
+    unique = sorted(set(paths))
+    n = len(unique)
+    tests = [p for p in unique if _is_test(p)]
+    docs = [p for p in unique if posixpath.splitext(p)[1].lower() in DOC_EXT]
+    if not unique:
+        kind = "research"
+    elif len(docs) == n:
+        kind = "docs"
+    elif len(tests) == n:
+        kind = "tests"
+    else:
+        kind = "feature"
+    langs = Counter(CODE_LANG[e] for p in unique if (e := posixpath.splitext(p)[1].lower()) in CODE_LANG)
+    features: dict = {
+        "size": "xs" if n <= 1 else "s" if n <= 3 else "m" if n <= 10 else "l" if n <= 30 else "xl",
+        "has_tests": bool(tests),
+        "touches": "1" if n <= 1 else "2-3" if n <= 3 else "4+",
+        "files_written": n,
+    }
+    if langs:
+        features["lang"] = langs.most_common(1)[0][0]
+    out = {
+        "id": f"task_{_hash(run_id)}",
+        "type": kind,
+        "features": features,
+        "labeled_by": {"how": "inferred", "tier": "heuristic"},
+        "source": {"kind": "history"},
+    }
+    if repo:
+        out["repo"] = _short(repo)
+    return out
+
+
 class _Doc:
     """Builds one document; attempt lookups by time are shared by edges, artifacts and events."""
 
@@ -163,37 +199,7 @@ class _Doc:
         return {k: v for k, v in run.items() if v is not None}
 
     def _task(self, run_id: str, paths: list[str], repo: str | None) -> dict:
-        unique = sorted(set(paths))
-        n = len(unique)
-        tests = [p for p in unique if _is_test(p)]
-        docs = [p for p in unique if posixpath.splitext(p)[1].lower() in DOC_EXT]
-        if not unique:
-            kind = "research"
-        elif len(docs) == n:
-            kind = "docs"
-        elif len(tests) == n:
-            kind = "tests"
-        else:
-            kind = "feature"
-        langs = Counter(CODE_LANG[e] for p in unique if (e := posixpath.splitext(p)[1].lower()) in CODE_LANG)
-        features: dict = {
-            "size": "xs" if n <= 1 else "s" if n <= 3 else "m" if n <= 10 else "l" if n <= 30 else "xl",
-            "has_tests": bool(tests),
-            "touches": "1" if n <= 1 else "2-3" if n <= 3 else "4+",
-            "files_written": n,
-        }
-        if langs:
-            features["lang"] = langs.most_common(1)[0][0]
-        task = {
-            "id": f"task_{_hash(run_id)}",
-            "type": kind,
-            "features": features,
-            "labeled_by": {"how": "inferred", "tier": "heuristic"},
-            "source": {"kind": "history"},
-        }
-        if repo:
-            task["repo"] = _short(repo)
-        return task
+        return task(run_id, paths, repo)
 
     def _node(self, m: dict) -> dict:
         role = m["role"] or "subagent"

@@ -16,6 +16,7 @@ from ingest.discover import Found, default_roots, discover
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
 from inference import infer
+from sessiongraph import engines
 from sessiongraph.store import FileResult, Store
 
 # Files per store transaction: large enough to amortise DuckDB's commit, small enough that a
@@ -99,6 +100,8 @@ def ingest(
     until: datetime | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -106,6 +109,7 @@ def ingest(
     file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     """
     t0 = time.perf_counter()
+    engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     found = list(discover(paths))  # raises for a named path that does not exist
     with Store(db) as store:
@@ -137,7 +141,9 @@ def ingest(
         done = 0
         if progress:
             progress(0, len(todo))
-        for (f, size, mtime), frames in _parse_all(todo, workers):
+        # engine: where files are parsed (sessiongraph/engines/); everything else runs here.
+        parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
+        for (f, size, mtime), frames in parsed:
             done += 1
             if not _in_window(frames, since, until):
                 skipped["outside_window"] += 1

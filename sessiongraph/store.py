@@ -121,15 +121,22 @@ class Store:
     # -- schema ------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        self.con.execute(_sql("schema.sql"))
-        for view in _view_sql():
-            self.con.execute(view)
-        version = self._schema_version()
-        if version is None:
-            self.con.execute(
-                "INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
-            )
-        elif version != SCHEMA_VERSION:
+        # One transaction: a process killed while creating a store leaves no half-made schema.
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute(_sql("schema.sql"))
+            for view in _view_sql():
+                self.con.execute(view)
+            version = self._schema_version()
+            if version is None:
+                self.con.execute(
+                    "INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
+                )
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        if version is not None and version != SCHEMA_VERSION:
             raise SessiongraphError(
                 f"store {self.path} has schema version {version}, this sessiongraph writes "
                 f"{SCHEMA_VERSION}; ingest into a new --db file",

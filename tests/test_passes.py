@@ -326,10 +326,12 @@ def test_other_harnesses_spawn_by_the_parent_the_child_records():
         calls=[call("omp:root", "t1", "spawn", 4, 20, tool="task", result_agent_id="Scout")],
     )
     res = spawn(frames, Inferred())
-    got = set(res.edges.select("src", "dst", "src_call_id", "evidence").iter_rows())
+    got = set(res.edges.select("src", "dst", "src_call_id", "tier", "evidence").iter_rows())
     assert got == {
-        ("omp:root", "omp:root/Scout", "t1", "parent id recorded by the child + spawn call names the child"),
-        ("omp:root/Scout", "omp:root/Scout.Deep", None, "parent id recorded by the child"),
+        ("omp:root", "omp:root/Scout", "t1", "verified",
+         "task folder <root stem>/<id>.jsonl + task result names the agent id"),
+        # no call names it: for oh-my-pi the folder alone is layout evidence
+        ("omp:root/Scout", "omp:root/Scout.Deep", None, "heuristic", "task folder <root stem>/<id>.jsonl"),
     }
     assert codes(res) == {"orphan_child": 1}
 

@@ -76,5 +76,8 @@ def test_unreadable_file_is_a_diagnostic_row(tmp_path):
 def test_summary_is_json_serialisable(tmp_path):
     summary = ingest([str(SAMPLES)], db=str(tmp_path / "s.duckdb"), workers=1)
     data = json.loads(json.dumps(summary.to_dict()))
-    # sample_logs/ocp adds 5 imported sessions: 2 claude-code, 1 codex, 2 with no harness named
-    assert data["sessions_by_harness"] == {"claude-code": 28, "codex": 16, "ocp": 2}
+    # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
+    # the Gemini sample launches one more Claude session.
+    assert data["sessions_by_harness"] == {
+        "claude-code": 29, "codex": 16, "gemini-cli": 2, "ocp": 2, "omp": 9, "opencode": 6, "pi": 3, "prickle": 7,
+    }

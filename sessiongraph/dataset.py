@@ -1,0 +1,371 @@
+"""The tables of the Parquet dataset, built from a store (``sessiongraph export parquet``).
+
+Every table is declared once here (``TABLES``); ``DATASET.md`` documents each column and
+``tests/test_parquet.py`` fails when the two disagree. A table is built by SQL over the store
+(the same tables and views ``runs``/``show`` read) and finished in polars; each row carries the
+two partition keys ``_harness`` and ``_month`` that the writer turns into folders and drops.
+
+Stable ids join the tables: ``run_id`` (runs, sessions, attempts, usage, run_features, and
+edges/artifacts inside a run), ``session_id`` (sessions, attempts, usage, edges ``src``/``dst``,
+artifacts ``producer``), ``attempt_id``, ``edge_id``, ``artifact_id``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+
+from inference.edges import stable_id
+from sessiongraph.ocp_writer import task
+from sessiongraph.pricing import PriceTable
+from sessiongraph.store import Store
+
+# Bumped whenever a column is added, removed, renamed or changes type or meaning.
+SCHEMA_VERSION = "1"
+PRIVACY = ("metadata_only", "full")
+UNKNOWN = "unknown"  # partition value for a null harness or month
+TS = pl.Datetime("us", "UTC")
+STRS = pl.List(pl.String)
+TIERS = ("verified", "heuristic", "reported")
+TOKENS = (
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+    "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens",
+)
+_TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
+
+RUNS = pl.Schema({
+    "run_id": pl.String, "root_session_id": pl.String, "root_harness": pl.String,
+    "started_at": TS, "ended_at": TS, "n_sessions": pl.Int64, "n_spawns": pl.Int64, "n_launches": pl.Int64,
+    "n_artifact_edges": pl.Int64, "max_depth": pl.Int32, "harnesses": STRS, "models": STRS,
+    "producer": pl.String,
+})
+
+SESSIONS = pl.Schema({
+    "session_id": pl.String, "run_id": pl.String, "parent_session_id": pl.String, "via": pl.String,
+    "depth": pl.Int32, "role": pl.String, "role_tier": pl.String, "phase": pl.String,
+    "native_id": pl.String, "agent_id": pl.String, "session_kind": pl.String, "agent_type": pl.String,
+    "entrypoint": pl.String, "model": pl.String, "cwd": pl.String, "git_repo": pl.String,
+    "git_branch": pl.String, "git_commit": pl.String, "started_at": TS, "ended_at": TS,
+    "wall_s": pl.Float64, "n_files": pl.Int64, "n_attempts": pl.Int64, "requests": pl.Int64,
+    **_TOKEN_COLS, "total_tokens": pl.Int64, "usd": pl.Float64,
+})
+
+ATTEMPTS = pl.Schema({
+    "attempt_id": pl.String, "session_id": pl.String, "run_id": pl.String, "n": pl.Int32,
+    "attempt": pl.Int32, "source_path": pl.String, "source_bytes": pl.Int64, "native_id": pl.String,
+    "agent_id": pl.String, "session_kind": pl.String, "layout": pl.String, "harness_version": pl.String,
+    "cwd": pl.String, "git_branch": pl.String, "git_commit": pl.String, "git_repo": pl.String,
+    "started_at": TS, "ended_at": TS, "model": pl.String, "entrypoint": pl.String, "originator": pl.String,
+    "slug": pl.String, "parent_native_id": pl.String, "parent_agent_id": pl.String,
+    "parent_tool_use_id": pl.String, "spawn_depth": pl.Int32, "agent_type": pl.String,
+    "forked_from_id": pl.String, "root_native_id": pl.String, "continued_from_id": pl.String,
+    "caused_by_id": pl.String, "depends_on": STRS, "first_prompt_hash": pl.String, "n_records": pl.Int64,
+    "requests": pl.Int64, **_TOKEN_COLS, "usd": pl.Float64,
+})
+
+EDGES = pl.Schema({
+    "edge_id": pl.String, "kind": pl.String, "src": pl.String, "dst": pl.String, "tier": pl.String,
+    "evidence": pl.String, "pass": pl.String, "src_call_id": pl.String, "dst_call_id": pl.String,
+    "ts": TS, "lag_s": pl.Float64, "path": pl.String, "version": pl.Int32, "src_tier": pl.String,
+    "dst_tier": pl.String, "run_id": pl.String, "src_run_id": pl.String, "dst_run_id": pl.String,
+})
+# Log text: only under the ``full`` privacy profile.
+EDGES_FULL = pl.Schema({**EDGES, "command": pl.String, "description": pl.String})
+
+ARTIFACTS = pl.Schema({
+    "artifact_id": pl.String, "path": pl.String, "version": pl.Int32, "producer": pl.String,
+    "run_id": pl.String, "call_id": pl.String, "ts": TS, "how": pl.String, "tier": pl.String,
+    "n_writes": pl.Int64, "n_reads": pl.Int64, "writers": STRS, "consumers": STRS,
+})
+
+USAGE = pl.Schema({
+    "session_id": pl.String, "run_id": pl.String, "attempt": pl.Int32, "ts": TS, "model": pl.String,
+    "message_id": pl.String, "request_id": pl.String, **_TOKEN_COLS, "usd": pl.Float64,
+    "source_path": pl.String, "line": pl.Int64,
+})
+
+RUN_FEATURES = pl.Schema({
+    "run_id": pl.String, "root_session_id": pl.String, "producer": pl.String,
+    "started_at": TS, "ended_at": TS, "wall_s": pl.Float64,
+    "harness_mix": pl.String, "harnesses": STRS, "n_harnesses": pl.Int64,
+    "models": STRS, "n_models": pl.Int64, "top_model": pl.String,
+    "n_sessions": pl.Int64, "n_subagents": pl.Int64, "n_launched": pl.Int64, "n_helpers": pl.Int64,
+    **{f"n_{kind}_{tier}": pl.Int64 for kind in ("spawns", "launches", "artifact_flows") for tier in TIERS},
+    "n_artifact_flows_in": pl.Int64, "n_artifact_flows_out": pl.Int64, "n_continued_from": pl.Int64,
+    "n_calls": pl.Int64, "n_shell_calls": pl.Int64, "n_error_calls": pl.Int64,
+    "requests": pl.Int64, **_TOKEN_COLS, "total_tokens": pl.Int64,
+    "usd": pl.Float64, "usd_priced": pl.Float64, "unpriced_requests": pl.Int64,
+    "task_type": pl.String, "task_size": pl.String, "task_touches": pl.String, "task_has_tests": pl.Boolean,
+    "task_lang": pl.String, "files_written": pl.Int64,
+    "tree_depth": pl.Int32, "tree_width": pl.Int64, "max_fanout": pl.Int64,
+})
+
+TABLES: dict[str, pl.Schema] = {
+    "runs": RUNS, "sessions": SESSIONS, "attempts": ATTEMPTS, "edges": EDGES,
+    "artifacts": ARTIFACTS, "usage": USAGE, "run_features": RUN_FEATURES,
+}
+
+# List items are named "element", as Parquet's LIST type names them, so a file read back has
+# exactly the schema it was written with.
+_ARROW = {pl.String: pa.string(), pl.Int64: pa.int64(), pl.Int32: pa.int32(), pl.Float64: pa.float64(),
+          pl.Boolean: pa.bool_(), TS: pa.timestamp("us", tz="UTC"), STRS: pa.list_(pa.field("element", pa.string()))}
+
+
+def schema(table: str, privacy: str = "metadata_only") -> pl.Schema:
+    return EDGES_FULL if table == "edges" and privacy == "full" else TABLES[table]
+
+
+def arrow_schema(table: str, privacy: str = "metadata_only") -> pa.Schema:
+    """The Arrow schema of the files of ``table`` (partition columns are folders, not columns)."""
+    return pa.schema([pa.field(name, _ARROW[dtype]) for name, dtype in schema(table, privacy).items()])
+
+
+# -- SQL over the store ---------------------------------------------------------------------------
+
+# One row per session: session_overview + its run membership + the facts of its first file.
+_SESSIONS = """
+WITH f AS (
+    SELECT session_id,
+           first(native_id ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE native_id IS NOT NULL) AS native_id,
+           first(agent_id ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE agent_id IS NOT NULL) AS agent_id,
+           first(agent_type ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE agent_type IS NOT NULL) AS agent_type,
+           first(git_repo ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE git_repo IS NOT NULL) AS git_repo,
+           first(git_branch ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE git_branch IS NOT NULL) AS git_branch,
+           first(git_commit ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE git_commit IS NOT NULL) AS git_commit,
+           first(cwd ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE cwd IS NOT NULL) AS first_cwd,
+           count(*) AS n_attempts
+    FROM sessions GROUP BY session_id
+)
+SELECT o.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
+       f.native_id, f.agent_id, o.session_kind, f.agent_type, o.entrypoint, o.model,
+       f.first_cwd AS cwd, f.git_repo, f.git_branch, f.git_commit, o.started_at, o.ended_at,
+       o.n_files, f.n_attempts, o.total_tokens, o.harness AS _harness,
+       {tokens}
+FROM session_overview o LEFT JOIN run_sessions m USING (session_id) LEFT JOIN f USING (session_id)
+"""
+
+_ATTEMPTS = """
+SELECT s.* EXCLUDE (ingest_id, harness), s.harness AS _harness, m.run_id,
+       row_number() OVER (PARTITION BY s.session_id
+                          ORDER BY s.started_at NULLS LAST, s.source_path, coalesce(s.attempt, 1))::INTEGER AS n
+FROM sessions s LEFT JOIN run_sessions m USING (session_id)
+"""
+
+# Token sums per attempt and model: dollars are priced per model, then summed (as in OCP).
+_ATTEMPT_USAGE = """
+SELECT session_id, source_path, coalesce(attempt, 1) AS file_attempt, model, count(*) AS requests,
+       {sums}
+FROM usage_dedup GROUP BY ALL
+"""
+
+_EDGES = """
+SELECT e.* EXCLUDE (run_id), e.run_id, ms.run_id AS src_run_id, md.run_id AS dst_run_id, o.harness AS _harness
+       {text}
+FROM all_edges e
+LEFT JOIN run_sessions ms ON ms.session_id = e.src
+LEFT JOIN run_sessions md ON md.session_id = e.dst
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o
+       ON o.session_id = e.src
+{calls}
+"""
+_EDGE_CALLS = """
+LEFT JOIN (SELECT DISTINCT ON (session_id, call_id) session_id, call_id, command, description
+           FROM calls ORDER BY session_id, call_id, source_path, line) c
+       ON c.session_id = e.src AND c.call_id = e.src_call_id
+"""
+
+_ARTIFACTS = """
+SELECT a.*, m.run_id, o.harness AS _harness
+FROM artifacts a
+LEFT JOIN run_sessions m ON m.session_id = a.producer
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o
+       ON o.session_id = a.producer
+"""
+
+_USAGE = """
+SELECT u.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness
+FROM usage_dedup u
+LEFT JOIN run_sessions m USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
+"""
+
+_RUN_CALLS = """
+SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_shell_calls,
+       count(*) FILTER (c.is_error) AS n_error_calls
+FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
+"""
+
+_RUN_WRITES = """
+SELECT DISTINCT m.run_id, f.path
+FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write'
+"""
+
+
+def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | None = None) -> dict[str, pl.DataFrame]:
+    """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order."""
+    prices = prices or PriceTable.load()
+    sums = ", ".join(f"sum({t})::BIGINT AS {t}" for t in TOKENS)
+    usage = _priced(store.query(_USAGE), prices)
+    attempt_usage = _priced(store.query(_ATTEMPT_USAGE.format(sums=sums)), prices)
+    attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
+    sessions = _sessions(store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS))), attempts)
+    edges = store.query(_EDGES.format(
+        text=", c.command, c.description" if privacy == "full" else "",
+        calls=_EDGE_CALLS if privacy == "full" else "",
+    ))
+    runs = store.query("SELECT *, root_harness AS _harness FROM runs")
+    tables = {
+        "runs": _part(runs, "started_at", "run_id"),
+        "sessions": _part(sessions, "started_at", "session_id"),
+        "attempts": _part(attempts, "started_at", "session_id", "n"),
+        "edges": _part(edges, "ts", "edge_id", "src", "dst"),
+        "artifacts": _part(
+            store.query(_ARTIFACTS).with_columns(
+                artifact_id=stable_id("a_", pl.concat_str([pl.col("path"), pl.col("version").cast(pl.String)],
+                                                          separator="\x1f"))),
+            "ts", "path", "version"),
+        "usage": _part(usage, "ts", "session_id", "source_path", "line", "message_id"),
+        "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
+    }
+    return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
+
+
+def _conform(df: pl.DataFrame, sch: pl.Schema) -> pl.DataFrame:
+    return df.select(
+        *[pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c) for c, t in sch.items()],
+        "_harness", "_month",
+    )
+
+
+def _part(df: pl.DataFrame, ts: str, *order: str) -> pl.DataFrame:
+    """Add the month partition key (UTC) and put rows in a total order."""
+    return df.with_columns(
+        pl.col("_harness").cast(pl.String).fill_null(UNKNOWN),
+        pl.col(ts).cast(TS).dt.strftime("%Y-%m").fill_null(UNKNOWN).alias("_month"),
+    ).sort(*order, nulls_last=True, maintain_order=True)
+
+
+def _priced(df: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
+    """Add ``usd`` (the PriceTable's list price of each row's tokens; null for an unknown model)."""
+    models = df["model"].unique().to_list() if df.height else []
+    rates = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
+             "cache_creation_5m_tokens": "cache_write_5m", "cache_creation_1h_tokens": "cache_write_1h"}
+    table = pl.DataFrame(
+        [{"model": m, **{f"_r_{k}": getattr(p, v) if (p := prices.lookup(m)) else None for k, v in rates.items()}}
+         for m in models],
+        schema={"model": pl.String, **{f"_r_{k}": pl.Float64 for k in rates}},
+    )
+    cost = pl.sum_horizontal([pl.col(k).fill_null(0) * pl.col(f"_r_{k}") for k in rates])
+    return (
+        df.join(table, on="model", how="left", nulls_equal=True)
+        .with_columns(usd=pl.when(pl.col("_r_input_tokens").is_not_null()).then((cost / 1_000_000).round(6)))
+        .drop([f"_r_{k}" for k in rates])
+    )
+
+
+def _usd_sum() -> pl.Expr:
+    """Sum of dollars; null as soon as one part is unpriced (never a misleading partial sum)."""
+    return pl.when(pl.col("usd").is_null().any()).then(None).otherwise(pl.col("usd").sum().round(6))
+
+
+def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
+    per = usage.group_by("session_id", "source_path", "file_attempt").agg(
+        pl.col("requests").sum(), *[pl.col(t).sum() for t in TOKENS], usd=_usd_sum(),
+    )
+    return (
+        attempts.with_columns(file_attempt=pl.col("attempt").fill_null(1))
+        .join(per, on=["session_id", "source_path", "file_attempt"], how="left")
+        .with_columns(
+            attempt_id=pl.col("session_id") + "#" + pl.col("n").cast(pl.String),
+            # no request, no spend; an unpriced request leaves usd null (see _usd_sum)
+            usd=pl.when(pl.col("requests").is_null()).then(0.0).otherwise(pl.col("usd")),
+        )
+        .with_columns(pl.col(*TOKENS, "requests").fill_null(0))
+        .drop("file_attempt")
+    )
+
+
+def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
+    per = attempts.group_by("session_id").agg(pl.col("requests").sum(), usd=_usd_sum())
+    wall = (pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6
+    return sessions.join(per, on="session_id", how="left").with_columns(wall_s=wall)
+
+
+def _run_features(store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edges: pl.DataFrame,
+                  usage: pl.DataFrame) -> pl.DataFrame:
+    members = sessions.filter(pl.col("run_id").is_not_null())
+    counts = members.group_by("run_id").agg(
+        n_subagents=(pl.col("via") == "spawn").sum().cast(pl.Int64),
+        n_launched=(pl.col("via") == "launch").sum().cast(pl.Int64),
+        n_helpers=pl.col("via").is_in(("compaction", "warmup")).sum().cast(pl.Int64),
+        requests=pl.col("requests").sum(),
+        **{t: pl.col(t).sum() for t in (*TOKENS, "total_tokens")},
+    )
+    by_depth = members.group_by("run_id", "depth").len()
+    shape = by_depth.group_by("run_id").agg(tree_depth=pl.col("depth").max(), tree_width=pl.col("len").max())
+    fanout = (
+        members.filter(pl.col("parent_session_id").is_not_null())
+        .group_by("run_id", "parent_session_id").len()
+        .group_by("run_id").agg(max_fanout=pl.col("len").max())
+    )
+    inside = edges.filter(pl.col("run_id").is_not_null())
+    tiers = inside.group_by("run_id").agg(
+        **{f"n_{name}_{tier}": ((pl.col("kind") == kind) & (pl.col("tier") == tier)).sum().cast(pl.Int64)
+           for name, kind in (("spawns", "spawn"), ("launches", "launch"), ("artifact_flows", "artifact"))
+           for tier in TIERS},
+    )
+    across = edges.filter(pl.col("run_id").is_null())
+    flows_in = across.filter(pl.col("kind") == "artifact").group_by(pl.col("dst_run_id").alias("run_id")).agg(
+        n_artifact_flows_in=pl.len().cast(pl.Int64))
+    flows_out = across.filter(pl.col("kind") == "artifact").group_by(pl.col("src_run_id").alias("run_id")).agg(
+        n_artifact_flows_out=pl.len().cast(pl.Int64))
+    continued = across.filter(pl.col("kind").is_in(("continue", "fork"))).group_by(
+        pl.col("dst_run_id").alias("run_id")).agg(n_continued_from=pl.len().cast(pl.Int64))
+    spent = usage.filter(pl.col("run_id").is_not_null())
+    money = spent.group_by("run_id").agg(
+        usd=_usd_sum(),
+        usd_priced=pl.col("usd").sum().round(6),
+        unpriced_requests=pl.col("usd").is_null().sum().cast(pl.Int64),
+    )
+    top = (
+        spent.filter(pl.col("model").is_not_null())
+        .group_by("run_id", "model").agg(pl.col("output_tokens").sum(), pl.len())
+        .sort("run_id", "output_tokens", "len", "model", descending=[False, True, True, False])
+        .group_by("run_id", maintain_order=True).agg(top_model=pl.col("model").first())
+    )
+    out = runs.select(
+        "run_id", "root_session_id", "producer", "started_at", "ended_at", "_harness", "n_sessions",
+        "harnesses", "models", "max_depth",
+        wall_s=(pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6,
+        harness_mix=pl.col("harnesses").list.join("+"),
+        n_harnesses=pl.col("harnesses").list.len().cast(pl.Int64),
+        n_models=pl.col("models").list.len().cast(pl.Int64),
+    )
+    for part in (counts, shape, fanout, tiers, flows_in, flows_out, continued, money, top,
+                 store.query(_RUN_CALLS), _tasks(store, runs)):
+        out = out.join(part, on="run_id", how="left")
+    zero = [c for c, t in RUN_FEATURES.items() if t == pl.Int64 and c.startswith("n_")]
+    zero += ["requests", *TOKENS, "total_tokens", "max_fanout", "files_written"]
+    spent_nothing = pl.col("unpriced_requests").is_null()  # no usage row joined: no request at all
+    return out.with_columns(
+        pl.col(zero).fill_null(0),
+        pl.col("unpriced_requests").fill_null(0),
+        *[pl.when(spent_nothing).then(0.0).otherwise(pl.col(c)).alias(c) for c in ("usd", "usd_priced")],
+        tree_depth=pl.coalesce("tree_depth", "max_depth"),
+    )
+
+
+def _tasks(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
+    """Task type and features of each run, by the same rules as OCP ``run.task``."""
+    writes = store.query(_RUN_WRITES)
+    paths = {rid: part["path"].to_list() for (rid,), part in writes.partition_by("run_id", as_dict=True).items()}
+    rows = []
+    for rid in runs["run_id"]:
+        t = task(rid, paths.get(rid, []))
+        f = t["features"]
+        rows.append({"run_id": rid, "task_type": t["type"], "task_size": f["size"], "task_touches": f["touches"],
+                     "task_has_tests": f["has_tests"], "task_lang": f.get("lang"), "files_written": f["files_written"]})
+    return pl.DataFrame(rows, schema={"run_id": pl.String, "task_type": pl.String, "task_size": pl.String,
+                                      "task_touches": pl.String, "task_has_tests": pl.Boolean,
+                                      "task_lang": pl.String, "files_written": pl.Int64})
+

@@ -1,0 +1,136 @@
+"""The Ray engine: parse log files with Ray Data on a Ray cluster (``--engine ray``).
+
+``sessiongraph ingest PATHS --engine ray [--ray-address ADDR] --out-parquet DIR`` runs the same
+pipeline as the local engine; only the parse step moves:
+
+- **driver** (the machine running the command): discover (lists the files and reads the first
+  64 KiB of each to pick its adapter), the store writes, the inference passes, the Parquet writer.
+- **cluster**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs its files
+  through ``pipeline.parse_file``, the very function of the local engine, and returns one Arrow
+  block holding a row per file and one ``large_list<struct>`` column per frame. The driver
+  streams the blocks back in listing order and commits them to the store batch by batch, so the
+  store holds the same rows and the dataset the same bytes as with the local engine
+  (``tests/test_ray.py``).
+
+What scales and what does not:
+
+- Parsing (reading and decoding every log line) spreads over every CPU of the cluster; the
+  workers must see the log files at the same paths (a shared or network file system).
+- Inference runs once on the driver over the whole store (``inference.infer``): spawn, launch
+  and continuation edges could be found per workspace, but artifact flows join reads and writes
+  of the same absolute path across all workspaces, and runs follow edges across them, so the
+  passes take every frame at once. Measured on a 200 MB archive (``benchmarks/
+  repeat_samples.py``, 32k log files): 79 MB of frames, inference 33 s, of which the launch pass
+  takes 20 s and a 15 GB peak (it pairs every launch call with every session of the launched
+  harness before filtering by workspace). The driver's memory, not the cluster, bounds the
+  archive size until the passes are partitioned by workspace.
+- The store (DuckDB) and the Parquet writer run on the driver; the dataset may go to any pyarrow
+  file system (``s3://...``) that the driver can write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import polars as pl
+import pyarrow as pa
+
+from ingest.frames import SCHEMAS, Frames
+from sessiongraph.errors import SessiongraphError
+
+# Files per Ray task: enough to amortise task overhead, few enough to balance a skewed archive
+# (one 50 MB transcript next to many small ones).
+FILES_PER_TASK = 64
+_COMPAT = pl.CompatLevel.oldest()  # large_string / large_list: no view types in the blocks
+
+
+def _ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401 - the Data library is the part we need
+    except ImportError:
+        raise SessiongraphError(
+            "the ray engine needs Ray: pip install 'sessiongraph[ray]' (or drop --engine ray)"
+        ) from None
+    return ray
+
+
+def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
+    """``(job, frames)`` for every job, in listing order, parsed by Ray tasks.
+
+    Connects to ``address`` (else ``$RAY_ADDRESS``, else a new local Ray) unless Ray is already
+    initialised in this process; a Ray it started is shut down at the end. ``workers`` caps the
+    number of concurrent parse tasks (default: Ray's choice, one per free CPU).
+    """
+    if not jobs:
+        return
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, logging_level="WARNING")
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise SessiongraphError(f"cannot start or reach Ray at {address or 'a new local cluster'}: {exc}") from None
+        started = True
+    ctx = ray.data.DataContext.get_current()
+    saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
+    ctx.execution_options.preserve_order = True  # the store gets files in listing order
+    ctx.enable_progress_bars = False
+    log = logging.getLogger("ray.data")
+    level = log.level
+    log.setLevel(logging.ERROR)  # Ray Data's per-run INFO lines would drown the ingest summary
+    try:
+        items = [{"i": i, "path": f.path, "harness": f.harness, "skip_reason": f.skip_reason}
+                 for i, (f, _size, _mtime) in enumerate(jobs)]
+        ds = ray.data.from_items(items).map_batches(
+            parse_batch, batch_format="pyarrow", batch_size=FILES_PER_TASK, concurrency=workers,
+        )
+        for block in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+            for i, frames in unpack(block):
+                yield jobs[i], frames
+    finally:
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+        log.setLevel(level)
+        if started:
+            ray.shutdown()
+
+
+def parse_batch(batch: pa.Table) -> pa.Table:
+    """Ray task: parse each file of ``batch`` (columns i, path, harness, skip_reason) into one
+    Arrow block: ``i`` plus a ``large_list<struct>`` column per frame, one list per file."""
+    from ingest.discover import Found
+    from sessiongraph.pipeline import parse_file
+
+    rows = batch.to_pylist()
+    parsed = [parse_file(Found(r["path"], r["harness"], r["skip_reason"])).tables() for r in rows]
+    columns = {"i": pa.array([r["i"] for r in rows], pa.int64())}
+    for name, schema in SCHEMAS.items():
+        frames = [p[name] for p in parsed]
+        values = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
+        offsets = [0]
+        for f in frames:
+            offsets.append(offsets[-1] + f.height)
+        struct = values.to_arrow(compat_level=_COMPAT).to_struct_array().combine_chunks()
+        columns[name] = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), struct)
+    return pa.table(columns)
+
+
+def unpack(block: pa.Table) -> Iterator[tuple[int, Frames]]:
+    """The ``(i, frames)`` of every file in a block that ``parse_batch`` made."""
+    from inference.edges import conform
+
+    index = block.column("i").to_pylist()
+    per_frame = {}
+    for name, schema in SCHEMAS.items():
+        lists = block.column(name).combine_chunks()
+        offsets = lists.offsets.to_pylist()
+        flat = conform(pl.from_arrow(pa.Table.from_struct_array(lists.flatten())), schema)
+        per_frame[name] = [flat.slice(a - offsets[0], b - a) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    for k, i in enumerate(index):
+        yield i, Frames(**{name: parts[k] for name, parts in per_frame.items()})
+
+
+def check() -> None:
+    """Ray must be importable on the driver (and installed on every node of the cluster)."""
+    _ray()

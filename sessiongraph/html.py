@@ -1,0 +1,317 @@
+"""One run as a self-contained HTML page: a swimlane timeline, sortable tables, a details panel.
+
+The page loads nothing: styles, script and data sit inline, and a Content-Security-Policy that
+admits only those exact inline blocks (by hash) keeps a hostile path or id from fetching or
+running anything. Data rides as JSON in a ``<script type="application/json">`` block and is
+drawn by ``assets/run.js`` through ``textContent``/``setAttribute`` only. Ids, times, models,
+token counts, paths and evidence labels go in; prompt, command and output text never does.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import os
+from datetime import datetime
+from importlib import resources
+
+import orjson
+import polars as pl
+
+from inference.edges import EDGE_KINDS
+from sessiongraph.errors import SessiongraphError
+from sessiongraph.pricing import PriceTable
+from sessiongraph.show import RunGraph, run_graph
+from sessiongraph.store import Store
+
+TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
+# Fixed colour slots (hc-N in the CSS) so a harness looks the same on every page; others take the rest.
+HARNESS_SLOTS = {"claude-code": 0, "codex": 1, "gemini-cli": 2, "pi": 3, "omp": 4, "opencode": 5, "ocp": 6}
+N_SLOTS = 10
+STREAMS = ("input_tokens", "cache_read_tokens", "cache_creation_tokens", "cache_creation_5m_tokens",
+           "cache_creation_1h_tokens", "output_tokens", "reasoning_tokens")
+
+
+# -- the page shell, shared with the report --------------------------------------------------------
+
+def asset(name: str) -> str:
+    return resources.files("sessiongraph").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def esc(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def json_text(data: object) -> str:
+    """JSON safe inside a script element: no ``<``, ``>`` or ``&`` survives unescaped."""
+    text = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode()
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _sha(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def page(title: str, body: str, *, css: str, js: str = "", data: object = None) -> str:
+    """A whole document. Only the given inline style and script may apply (CSP hashes)."""
+    for text in (css, js):
+        if "</" in text:
+            raise ValueError("inline assets must not contain '</'")
+    script_src = _sha(js) if js else "'none'"
+    csp = (f"default-src 'none'; img-src data:; style-src {_sha(css)}; script-src {script_src}; "
+           "base-uri 'none'; form-action 'none'")
+    blocks = []
+    if data is not None:
+        blocks.append(f'<script type="application/json" id="sg-data">{json_text(data)}</script>')
+    if js:
+        blocks.append(f"<script>{js}</script>")
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="generator" content="sessiongraph">\n<title>{esc(title)}</title>\n'
+        f"<style>{css}</style>\n</head>\n<body>\n{body}\n" + "\n".join(blocks) + "\n</body>\n</html>\n"
+    )
+
+
+def save(path: str | os.PathLike, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise SessiongraphError(f"cannot write {path}: {exc.strerror or exc}", path=str(path)) from None
+
+
+def harness_classes(harnesses: list[str]) -> dict[str, str]:
+    free = [i for i in range(N_SLOTS) if i not in HARNESS_SLOTS.values()]
+    out, n = {}, 0
+    for h in sorted(set(harnesses)):
+        if h in HARNESS_SLOTS:
+            out[h] = f"hc-{HARNESS_SLOTS[h]}"
+        else:
+            out[h] = f"hc-{free[n % len(free)]}"
+            n += 1
+    return out
+
+
+def ms(value: datetime | None) -> float | None:
+    return None if value is None else round(value.timestamp() * 1000, 3)
+
+
+# -- costs, shared with the report -----------------------------------------------------------------
+
+USAGE_SQL = """
+SELECT m.run_id, u.session_id, s.harness, u.model,
+       CAST(timezone('UTC', coalesce(u.ts, s.started_at)) AS DATE) AS day,
+       count(*) AS requests,
+       sum(u.input_tokens)::BIGINT AS input_tokens, sum(u.output_tokens)::BIGINT AS output_tokens,
+       sum(u.cache_read_tokens)::BIGINT AS cache_read_tokens,
+       sum(u.cache_creation_tokens)::BIGINT AS cache_creation_tokens,
+       sum(u.cache_creation_5m_tokens)::BIGINT AS cache_creation_5m_tokens,
+       sum(u.cache_creation_1h_tokens)::BIGINT AS cache_creation_1h_tokens,
+       sum(u.reasoning_tokens)::BIGINT AS reasoning_tokens
+FROM usage_dedup u
+JOIN run_sessions m USING (session_id)
+JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
+      FROM sessions GROUP BY session_id) s USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM sg_chosen_runs)
+GROUP BY ALL
+ORDER BY ALL
+"""
+
+
+def priced_usage(store: Store, run_ids: list[str], prices: PriceTable) -> pl.DataFrame:
+    """Token sums per run, session, model and UTC day, with ``usd``: null when the model has no
+    price and the tokens are not all zero (zero tokens cost nothing at any price)."""
+    store.con.register("sg_chosen_runs", pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String}).to_arrow())
+    try:
+        rows = store.query(USAGE_SQL)
+    finally:
+        store.con.unregister("sg_chosen_runs")
+    tokens = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+    usd = [
+        0.0 if not any(r[k] for k in tokens) else prices.usd(
+            r["model"], input_tokens=r["input_tokens"] or 0, output_tokens=r["output_tokens"] or 0,
+            cache_read_tokens=r["cache_read_tokens"] or 0,
+            cache_creation_5m_tokens=r["cache_creation_5m_tokens"] or 0,
+            cache_creation_1h_tokens=r["cache_creation_1h_tokens"] or 0,
+        )
+        for r in rows.iter_rows(named=True)
+    ]
+    return rows.with_columns(pl.Series("usd", usd, dtype=pl.Float64))
+
+
+def usd_total(col: str = "usd") -> pl.Expr:
+    """Sum that stays null when any part is unpriced: an unknown cost is never shown as 0."""
+    return pl.when(pl.col(col).is_null().any()).then(None).otherwise(pl.col(col).sum()).alias(col)
+
+
+# -- the run page ----------------------------------------------------------------------------------
+
+_EXTERNAL_SQL = """
+SELECT o.session_id, o.harness, o.session_kind, o.model, o.started_at, o.ended_at, m.run_id
+FROM session_overview o LEFT JOIN run_sessions m USING (session_id)
+WHERE list_contains($1, o.session_id)
+"""
+
+_ARTIFACTS_SQL = """
+WITH ids AS (SELECT list(session_id) AS ids FROM run_sessions WHERE run_id = $1)
+SELECT a.path, a.version, a.producer, a.call_id, a.ts, a.how, a.tier, a.n_writes, a.consumers
+FROM artifacts a, ids
+WHERE list_contains(ids.ids, a.producer) OR list_has_any(ids.ids, coalesce(a.consumers, []))
+ORDER BY a.path, a.version
+"""
+
+
+def short_id(session_id: str) -> str:
+    """``claude-code:b720e73d-...`` -> ``b720e73d``; a subagent ``.../aba3165e31922a567`` -> its agent id."""
+    tail = session_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+    return tail.split("-", 1)[0][:18] if "-" in tail and len(tail) > 18 else tail[:18]
+
+
+def lane_order(members: pl.DataFrame) -> list[str]:
+    """Depth first from the root, children by start time: a lane sits under its parent."""
+    rows = members.sort("started_at", "session_id", nulls_last=True).iter_rows(named=True)
+    ids, kids, roots, depth = [], {}, [], {}
+    present = set(members["session_id"])
+    for m in rows:
+        parent, depth[m["session_id"]] = m["parent_session_id"], m["depth"]
+        (kids.setdefault(parent, []) if parent in present else roots).append(m["session_id"])
+    roots.sort(key=lambda s: depth[s] or 0)
+    stack = list(reversed(roots))
+    seen = set()
+    while stack:
+        sid = stack.pop()
+        if sid in seen:
+            continue
+        seen.add(sid)
+        ids.append(sid)
+        stack.extend(reversed(kids.get(sid, [])))
+    return ids + [s for s in members["session_id"] if s not in seen]
+
+
+def run_data(store: Store, graph: RunGraph, prices: PriceTable) -> dict:
+    """Everything the page draws, as plain JSON-able values (times in ms since the epoch, UTC)."""
+    run = graph.run
+    usage = priced_usage(store, [run["run_id"]], prices)
+    per_session = usage.group_by("session_id").agg(
+        pl.col("requests").sum(), *(pl.col(c).sum() for c in STREAMS), usd_total(),
+        pl.col("model").filter(pl.col("usd").is_null()).unique().sort().alias("unpriced"),
+    )
+    cost = {r["session_id"]: r for r in per_session.iter_rows(named=True)}
+    order = lane_order(graph.members)
+    lane = {sid: i for i, sid in enumerate(order)}
+    sessions = []
+    for m in graph.members.iter_rows(named=True):
+        c = cost.get(m["session_id"], {})
+        start, end = m["started_at"], m["ended_at"]
+        sessions.append({
+            "id": m["session_id"], "short": short_id(m["session_id"]), "lane": lane[m["session_id"]],
+            "parent": m["parent_session_id"], "via": m["via"], "depth": m["depth"], "role": m["role"],
+            "role_tier": m.get("role_tier"), "phase": m.get("phase"), "harness": m["harness"],
+            "kind": m["session_kind"], "model": m["model"], "entrypoint": m["entrypoint"],
+            "start": ms(start), "end": ms(end),
+            "dur_s": (end - start).total_seconds() if start and end else None,
+            "tokens": {k.removesuffix("_tokens"): int(c.get(k) or 0) for k in STREAMS} | {
+                "total": int(m["total_tokens"] or 0)},
+            "requests": int(c.get("requests") or 0),
+            "usd": c.get("usd", 0.0) if c else 0.0, "unpriced": c.get("unpriced") or [],
+            "external": False, "run": run["run_id"],
+        })
+    sessions.sort(key=lambda s: s["lane"])
+    edges = [{
+        "id": e["edge_id"], "kind": e["kind"], "src": e["src"], "dst": e["dst"], "tier": e["tier"],
+        "evidence": e["evidence"], "pass": e["pass"], "ts": ms(e["ts"]), "lag_s": e["lag_s"],
+        "path": e["path"], "version": e["version"], "run": e["run_id"], "src_call": e["src_call_id"],
+        "dst_call": e["dst_call_id"], "src_tier": e["src_tier"], "dst_tier": e["dst_tier"],
+    } for e in graph.edges.iter_rows(named=True)]
+    sessions += _external(store, edges, lane)
+    artifacts = _artifacts(store, run["run_id"])
+    kinds = list(EDGE_KINDS) + sorted({e["kind"] for e in edges} - set(EDGE_KINDS))
+    tiers = list(TIERS) + sorted({e["tier"] for e in edges} - set(TIERS))
+    harnesses = sorted({s["harness"] or "unknown" for s in sessions})
+    priced = [s["usd"] for s in sessions if not s["external"]]
+    return {
+        "run": {
+            "id": run["run_id"], "root": run["root_session_id"], "start": ms(run["started_at"]),
+            "end": ms(run["ended_at"]), "n_sessions": run["n_sessions"], "producer": run.get("producer"),
+            "usd": None if any(u is None for u in priced) else round(sum(priced), 6),
+            "tokens": sum(s["tokens"]["total"] for s in sessions if not s["external"]),
+        },
+        "sessions": sessions, "edges": edges, "artifacts": artifacts,
+        "legend": {
+            "kinds": kinds, "tiers": tiers, "harnesses": harnesses,
+            "kind_class": {k: f"k-{k}" if k in EDGE_KINDS else "k-other" for k in kinds},
+            "tier_class": {t: f"t-{t}" if t in TIERS else "t-other" for t in tiers},
+            "harness_class": harness_classes(harnesses),
+        },
+    }
+
+
+def _external(store: Store, edges: list[dict], lane: dict[str, int]) -> list[dict]:
+    """Sessions of other runs at the far end of an edge get a lane of their own, marked external."""
+    ids = sorted({e[end] for e in edges for end in ("src", "dst")} - set(lane))
+    found = {r["session_id"]: r for r in store.query(_EXTERNAL_SQL, [ids]).iter_rows(named=True)} if ids else {}
+    out = []
+    for i, sid in enumerate(ids):
+        r = found.get(sid, {})
+        out.append({
+            "id": sid, "short": short_id(sid), "lane": len(lane) + i, "parent": None, "via": None, "depth": 0,
+            "role": None, "harness": r.get("harness"), "kind": r.get("session_kind"), "model": r.get("model"),
+            "start": ms(r.get("started_at")), "end": ms(r.get("ended_at")), "external": True,
+            "run": r.get("run_id"),
+        })
+    return out
+
+
+def _artifacts(store: Store, run_id: str) -> list[dict]:
+    rows = store.query(_ARTIFACTS_SQL, [run_id])
+    out: dict[str, dict] = {}
+    for r in rows.iter_rows(named=True):
+        a = out.setdefault(r["path"], {"path": r["path"], "versions": [], "writers": [], "readers": []})
+        readers = list(r["consumers"] or [])
+        a["versions"].append({"version": r["version"], "producer": r["producer"], "call": r["call_id"],
+                              "ts": ms(r["ts"]), "how": r["how"], "tier": r["tier"], "readers": readers,
+                              "of": r["n_writes"]})
+        for key, ids in (("writers", [r["producer"]]), ("readers", readers)):
+            a[key] += [s for s in ids if s not in a[key]]
+    return list(out.values())
+
+
+def render_run(data: dict) -> str:
+    r = data["run"]
+    title = f"run {r['id']} · sessiongraph"
+    body = asset("run.html").format(
+        run_id=esc(r["id"]), root=esc(r["root"]), legend=legend(data), n_sessions=r["n_sessions"],
+        n_edges=len(data["edges"]), n_artifacts=len(data["artifacts"]),
+    )
+    return page(title, body, css=asset("page.css") + asset("run.css"), js=asset("run.js"), data=data)
+
+
+def legend(data: dict) -> str:
+    lg = data["legend"]
+    count = {}
+    for e in data["edges"]:
+        count[("kind", e["kind"])] = count.get(("kind", e["kind"]), 0) + 1
+        count[("tier", e["tier"])] = count.get(("tier", e["tier"]), 0) + 1
+    items = []
+    for what, names, cls in (("kind", lg["kinds"], lg["kind_class"]), ("tier", lg["tiers"], lg["tier_class"])):
+        for name in names:
+            n = count.get((what, name), 0)
+            line_cls = f"{cls[name]} t-verified" if what == "kind" else f"k-sample {cls[name]}"
+            items.append(
+                f'<li data-legend-{what}="{esc(name)}" class="{"present" if n else "absent"}">'
+                f'<svg class="swatch" width="34" height="10" aria-hidden="true"><line x1="2" y1="5" x2="32" y2="5" '
+                f'class="{line_cls}"/></svg>{esc(name)} <span class="n">{n}</span></li>'
+            )
+    for h in lg["harnesses"]:
+        items.append(f'<li data-legend-harness="{esc(h)}"><span class="chip {lg["harness_class"][h]}"></span>'
+                     f"{esc(h)}</li>")
+    return "\n".join(items)
+
+
+def run_page(store: Store, ref: str, *, prices: PriceTable | None = None) -> str:
+    """The page of the run ``ref`` names (a run id, a member session id, or a unique prefix)."""
+    graph = run_graph(store, ref)
+    return render_run(run_data(store, graph, prices or PriceTable.load()))

@@ -1,0 +1,323 @@
+"""The Parquet dataset: ``export parquet``, ``query --parquet`` and ``load``.
+
+Layout: ``OUT/<table>/harness=<h>/month=<yyyy-mm>/part-<i>.parquet`` (Hive partitioning; a null
+harness or month is ``unknown``). The partition columns live in the folder names only. Each file's
+key-value metadata holds ``sessiongraph.schema_version``, the table, the privacy profile and
+``sessiongraph.content_hash``: the hash of its partition's rows. Exporting again writes a partition
+only when that hash changed; an unchanged file is not touched (same bytes, same mtime), and a
+partition that no longer has rows is deleted.
+
+``OUT`` is a local path or any URI ``pyarrow.fs.FileSystem.from_uri`` accepts (``s3://bucket/x``,
+``gs://...``, ``file:///...``). Columns, types and meanings: ``DATASET.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import asdict, dataclass, field
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from sessiongraph import __version__, dataset
+from sessiongraph.dataset import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
+from sessiongraph.errors import SessiongraphError
+from sessiongraph.pricing import PriceTable
+from sessiongraph.store import Store
+
+KEY_VERSION = b"sessiongraph.schema_version"
+KEY_HASH = b"sessiongraph.content_hash"
+KEY_TABLE = b"sessiongraph.table"
+KEY_PRIVACY = b"sessiongraph.privacy"
+KEY_PRODUCER = b"sessiongraph.producer"
+# Rows per file: a partition larger than this is split into part-0, part-1 ... (a month of one
+# harness is rarely that big; the cap keeps any one file readable by a single worker).
+ROWS_PER_FILE = 1_000_000
+HASH_ROWS = 100_000  # rows serialised at a time for the content hash
+
+
+@dataclass
+class ParquetSummary:
+    out: str
+    privacy: str
+    rows: dict[str, int] = field(default_factory=dict)  # table -> rows written or kept
+    partitions_written: int = 0
+    partitions_unchanged: int = 0
+    files_removed: int = 0
+    unpriced_models: dict[str, int] = field(default_factory=dict)  # model -> requests without a price
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def filesystem(uri: str | os.PathLike) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem and base path of a local path or a filesystem URI."""
+    text = os.fspath(uri)
+    if "://" not in text:
+        return pafs.LocalFileSystem(), os.path.abspath(text)
+    try:
+        fs, path = pafs.FileSystem.from_uri(text)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+        raise SessiongraphError(f"cannot open {text}: {exc}", path=text) from None
+    return fs, path.rstrip("/")
+
+
+def export_parquet(
+    out: str | os.PathLike,
+    *,
+    db: str | None = None,
+    privacy: str = "metadata_only",
+    prices: str | None = None,
+) -> ParquetSummary:
+    """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
+    if privacy not in PRIVACY:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    table = PriceTable.load(prices)
+    with Store(db, read_only=True) as store:
+        tables = dataset.build(store, privacy=privacy, prices=table)
+    summary = write(tables, out, privacy=privacy)
+    unpriced = tables["usage"].filter(pl.col("usd").is_null()).group_by("model").len().sort("model")
+    summary.unpriced_models = {m or "(none)": n for m, n in unpriced.iter_rows()}
+    return summary
+
+
+def content_hash(table: str, privacy: str, rows: pl.DataFrame) -> str:
+    """sha256 of a partition's schema and rows (in their fixed order), as NDJSON."""
+    h = hashlib.sha256()
+    h.update(f"{SCHEMA_VERSION}\x1f{table}\x1f{privacy}\x1f{arrow_schema(table, privacy)}\n".encode())
+    for chunk in rows.iter_slices(HASH_ROWS):  # bounded memory on a large partition
+        h.update(chunk.write_ndjson().encode("utf-8"))
+    return h.hexdigest()
+
+
+def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: str) -> ParquetSummary:
+    """Write ``tables`` (from ``dataset.build``) under ``out``, rewriting only changed partitions."""
+    fs, base = filesystem(out)
+    summary = ParquetSummary(out=os.fspath(out), privacy=privacy)
+    fs.create_dir(base, recursive=True)
+    for name, df in tables.items():
+        target = arrow_schema(name, privacy)
+        existing = _files(fs, f"{base}/{name}")
+        keep: set[str] = set()
+        parts = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if df.height else {}
+        for (harness, month), part in sorted(parts.items()):
+            folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+            rows = part.drop("_harness", "_month")
+            digest = content_hash(name, privacy, rows)
+            n_files = max(1, -(-rows.height // ROWS_PER_FILE))
+            paths = [f"{folder}/part-{i}.parquet" for i in range(n_files)]
+            keep.update(paths)
+            in_folder = {p for p in existing if posixpath.dirname(p) == folder}
+            if in_folder == set(paths) and all(_stored_hash(fs, p) == digest for p in paths):
+                summary.partitions_unchanged += 1
+                continue
+            fs.create_dir(folder, recursive=True)
+            meta = {KEY_VERSION: SCHEMA_VERSION.encode(), KEY_HASH: digest.encode(), KEY_TABLE: name.encode(),
+                    KEY_PRIVACY: privacy.encode(), KEY_PRODUCER: f"sessiongraph {__version__}".encode()}
+            for i, path in enumerate(paths):
+                chunk = rows.slice(i * ROWS_PER_FILE, ROWS_PER_FILE)
+                arrow = chunk.to_arrow().cast(target).replace_schema_metadata(meta)
+                tmp = path + ".tmp"
+                pq.write_table(arrow, tmp, filesystem=fs, compression="zstd")
+                fs.move(tmp, path)  # a reader never sees half a file
+            summary.partitions_written += 1
+        summary.rows[name] = df.height
+        for stale in sorted(set(existing) - keep):
+            fs.delete_file(stale)
+            summary.files_removed += 1
+        _prune_empty(fs, f"{base}/{name}")
+    return summary
+
+
+def _segment(value: str) -> str:
+    """A partition value as a folder name: harness names and months are plain; anything else is
+    URI-encoded the way Hive readers decode it."""
+    from urllib.parse import quote
+
+    return quote(value, safe="-_.")
+
+
+def _files(fs: pafs.FileSystem, folder: str) -> list[str]:
+    """Every file under ``folder`` that the writer owns (parts, and temp files a killed export left)."""
+    infos = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
+    # File systems differ on a leading "/" (fsspec adds one, S3 has none): name files as we do.
+    return [f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}" for i in infos
+            if i.type == pafs.FileType.File and (i.path.endswith(".parquet") or i.path.endswith(".parquet.tmp"))]
+
+
+def _stored_hash(fs: pafs.FileSystem, path: str) -> str | None:
+    try:
+        meta = pq.read_metadata(path, filesystem=fs).metadata or {}
+    except (OSError, pa.ArrowInvalid):
+        return None
+    if meta.get(KEY_VERSION) != SCHEMA_VERSION.encode():
+        return None
+    value = meta.get(KEY_HASH)
+    return value.decode() if value else None
+
+
+def _prune_empty(fs: pafs.FileSystem, folder: str) -> None:
+    infos = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
+    dirs = sorted((f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}"
+                   for i in infos if i.type == pafs.FileType.Directory), key=len, reverse=True)
+    for d in dirs:
+        if not fs.get_file_info(pafs.FileSelector(d, recursive=False)):
+            fs.delete_dir(d)
+
+
+# -- reading back ---------------------------------------------------------------------------------
+
+
+def _tables_present(fs: pafs.FileSystem, base: str) -> dict[str, bool]:
+    info = fs.get_file_info(base)
+    if info.type != pafs.FileType.Directory:
+        raise SessiongraphError(f"no dataset at {base}: run `sessiongraph export parquet --out {base}`", path=base)
+    present = {name: bool(_parts(fs, f"{base}/{name}")) for name in TABLES}
+    if not any(present.values()) and not any(
+        fs.get_file_info(f"{base}/{name}").type == pafs.FileType.Directory for name in TABLES
+    ):
+        raise SessiongraphError(f"{base} is not a sessiongraph dataset (no {', '.join(TABLES)} folders)", path=base)
+    return present
+
+
+def _parts(fs: pafs.FileSystem, folder: str) -> list[str]:
+    return [p for p in _files(fs, folder) if p.endswith(".parquet")]
+
+
+def _empty(name: str, privacy: str = "metadata_only") -> pa.Table:
+    sch = arrow_schema(name, privacy)
+    return sch.empty_table().append_column("harness", pa.array([], pa.string())).append_column(
+        "month", pa.array([], pa.string()))
+
+
+def read_table(dataset_uri: str | os.PathLike, name: str) -> pa.Table:
+    """One table of a dataset as Arrow, with its ``harness`` and ``month`` partition columns."""
+    fs, base = filesystem(dataset_uri)
+    ds = _dataset(fs, base, name)
+    return _empty(name) if ds is None else ds.to_table()
+
+
+def _dataset(fs: pafs.FileSystem, base: str, name: str) -> pads.Dataset | None:
+    """A table's files as a pyarrow dataset with its Hive partition columns; None when it has none."""
+    files = _parts(fs, f"{base}/{name}")
+    if not files:
+        return None
+    _check_version(fs, files[0])
+    part = pads.partitioning(pa.schema([("harness", pa.string()), ("month", pa.string())]), flavor="hive")
+    return pads.dataset(files, filesystem=fs, format="parquet", partitioning=part,
+                        partition_base_dir=f"{base}/{name}")
+
+
+def _check_version(fs: pafs.FileSystem, path: str) -> None:
+    meta = pq.read_metadata(path, filesystem=fs).metadata or {}
+    version = (meta.get(KEY_VERSION) or b"?").decode()
+    if version != SCHEMA_VERSION:
+        raise SessiongraphError(
+            f"{path} has dataset schema version {version}, this sessiongraph reads {SCHEMA_VERSION}; "
+            "export the dataset again", path=path)
+
+
+def query(sql: str, *, parquet: str | os.PathLike) -> pl.DataFrame:
+    """Run ``sql`` with DuckDB over a dataset: one view per table (partition columns included)."""
+    fs, base = filesystem(parquet)
+    present = _tables_present(fs, base)
+    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    try:
+        for name, has_files in present.items():
+            if not has_files:
+                con.register(f"_{name}_empty", _empty(name))
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_empty")
+            elif isinstance(fs, pafs.LocalFileSystem):
+                glob = f"{base}/{name}/**/*.parquet".replace("'", "''")
+                con.execute(
+                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, "
+                    "hive_types = {'harness': VARCHAR, 'month': VARCHAR}, union_by_name = true)"
+                )
+            else:  # an object store: DuckDB scans the pyarrow dataset, which reads through ``fs``
+                con.register(name, _dataset(fs, base, name))
+        rel = con.sql(sql)
+        return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
+    except duckdb.Error as exc:
+        text = str(exc).strip().splitlines()
+        raise SessiongraphError(f"query failed: {text[0] if text else type(exc).__name__}") from None
+    finally:
+        con.close()
+
+
+# -- loading into a store ----------------------------------------------------------------------
+
+
+@dataclass
+class LoadSummary:
+    db: str
+    dataset: str
+    rows: dict[str, int] = field(default_factory=dict)  # store table -> rows loaded
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummary:
+    """Load a dataset into a new (empty) store so ``runs``, ``show``, ``sessions`` and ``query`` work.
+
+    The dataset holds no tool calls or file events (nor, under ``metadata_only``, any text), so the
+    store cannot re-run inference from it: its frame tables get what the dataset has (``sessions``
+    from ``attempts``, which keeps every session column; ``usage``), and its inference tables
+    (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
+    ``calls``, ``file_events``, ``diagnostics`` and ``documents`` stay empty. Ingesting logs into
+    such a store later re-runs inference from its frames alone, which drops the loaded edges that
+    need calls or file events: load into a store of its own.
+    """
+    from ingest.frames import SESSIONS, USAGE
+    from inference import edges as inf
+
+    fs, base = filesystem(dataset_uri)
+    _tables_present(fs, base)
+    read = {name: pl.from_arrow(read_table(dataset_uri, name)) for name in TABLES}
+    sessions = read["attempts"].with_columns(pl.col("harness").replace(dataset.UNKNOWN, None))
+    frames = {"sessions": _fit(sessions, SESSIONS), "usage": _fit(read["usage"], USAGE)}
+    inferred = inf.Inferred(
+        edges=_fit(read["edges"], inf.EDGES),
+        runs=_fit(read["runs"], inf.RUNS),
+        run_sessions=_fit(read["sessions"].filter(pl.col("run_id").is_not_null()), inf.RUN_SESSIONS),
+        artifacts=_fit(read["artifacts"], inf.ARTIFACTS),
+    )
+    with Store(db) as store:
+        if store.con.execute("SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM runs)").fetchall()[0][0]:
+            raise SessiongraphError(
+                f"store {store.path} already holds sessions or runs; load into a new --db file",
+                path=str(store.path))
+        summary = LoadSummary(db=str(store.path), dataset=os.fspath(dataset_uri))
+        ingest_id = store.begin_ingest([os.fspath(dataset_uri)])
+        con = store.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for name, df in frames.items():
+                if df.height:
+                    con.register("loaded_rows", df.to_arrow())
+                    con.execute(f"INSERT INTO {name} BY NAME SELECT *, {ingest_id} AS ingest_id FROM loaded_rows")
+                    con.unregister("loaded_rows")
+                summary.rows[name] = df.height
+            con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES ('loaded_from', ?)", [os.fspath(dataset_uri)])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        store.write_inference(inferred)
+        store.finish_ingest(ingest_id, read=0, unchanged=0, skipped=0)
+        for name in ("runs", "run_sessions", "edges", "lineage", "artifacts"):
+            summary.rows[name] = int(con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
+    return summary
+
+
+def _fit(df: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
+    """The columns of ``schema`` that ``df`` has, typed; the others null."""
+    return df.select(
+        [pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]
+    )

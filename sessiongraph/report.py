@@ -1,0 +1,301 @@
+"""The store's history at a glance: runs and dollars per day, the costliest runs, subagents and
+launches, the tier mix of every edge and the diagnostics counts; as text or one HTML page.
+
+``since`` keeps the runs active on or after it (as ``export ocp --since``); everything else is
+counted over those runs' sessions. Without it, diagnostics of files that yielded no session count
+too. Dollars come from the price table; tokens of a model it has no price for are shown as unpriced
+("n/a"), never as $0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+import polars as pl
+
+from sessiongraph.html import asset, esc, harness_classes, page, priced_usage
+from sessiongraph.output import table
+from sessiongraph.pricing import PriceTable, normalise_model
+from sessiongraph.store import Store
+
+TOP_RUNS = 10
+TOKENS = pl.col("input_tokens") + pl.col("output_tokens") + pl.col("cache_read_tokens") + pl.col("cache_creation_tokens")
+
+_RUNS_SQL = """
+SELECT run_id, root_session_id, root_harness, started_at, ended_at, n_sessions,
+       CAST(timezone('UTC', started_at) AS DATE) AS day
+FROM runs
+WHERE $1::TIMESTAMPTZ IS NULL OR ended_at IS NULL OR ended_at >= $1::TIMESTAMPTZ
+ORDER BY started_at NULLS LAST, run_id
+"""
+_MEMBERS_SQL = """
+SELECT m.run_id, m.session_id, m.via, s.harness
+FROM run_sessions m JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY 1) s
+     USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM sg_report_runs)
+"""
+_EDGES_SQL = """
+SELECT kind, tier, count(*) AS edges FROM all_edges
+WHERE run_id IN (SELECT run_id FROM sg_report_runs)
+   OR src IN (SELECT session_id FROM sg_report_sessions) OR dst IN (SELECT session_id FROM sg_report_sessions)
+GROUP BY ALL ORDER BY kind, tier
+"""
+_DIAG_SQL = """
+SELECT 'ingest' AS source, code, count(*)::BIGINT AS count FROM diagnostics
+WHERE $1 OR source_path IN (SELECT s.source_path FROM sessions s JOIN sg_report_sessions USING (session_id))
+GROUP BY ALL
+UNION ALL
+SELECT 'inference', pass || '.' || code, sum(count)::BIGINT FROM inference_diagnostics
+WHERE $1 OR session_id IN (SELECT session_id FROM sg_report_sessions)
+GROUP BY ALL
+ORDER BY 1, 2
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    since: datetime | None
+    runs: pl.DataFrame  # one row per run, with usd (priced part) and unpriced_tokens
+    per_day: pl.DataFrame  # day, runs, sessions, usd, unpriced_tokens
+    cost: pl.DataFrame  # day, harness, model, tokens, usd (null: no price)
+    spawned: pl.DataFrame  # harness, sessions, subagents, launched
+    tiers: pl.DataFrame  # kind, tier, edges
+    diagnostics: pl.DataFrame  # source, code, count
+
+    @property
+    def top_runs(self) -> pl.DataFrame:
+        return self.runs.filter(pl.col("usd").is_not_null()).sort(
+            ["usd", "run_id"], descending=[True, False]).head(TOP_RUNS)
+
+
+def _unknown_usd() -> pl.Expr:
+    """Only unpriced tokens: no dollar figure at all (n/a); no tokens at all: $0."""
+    return pl.when((pl.col("usd") == 0) & (pl.col("unpriced_tokens") > 0)).then(None).otherwise(pl.col("usd")).alias("usd")
+
+
+def build(store: Store, *, since: datetime | None = None, prices: PriceTable | None = None) -> Report:
+    prices = prices or PriceTable.load()
+    runs = store.query(_RUNS_SQL, [since])
+    usage = priced_usage(store, runs["run_id"].to_list(), prices).with_columns(
+        tokens=TOKENS, model=pl.col("model").map_elements(lambda m: normalise_model(m) or "(none)",
+                                                          return_dtype=pl.String))
+    priced = pl.col("usd").is_not_null()
+    per_run = usage.group_by("run_id").agg(
+        usd=pl.col("usd").filter(priced).sum(), unpriced_tokens=pl.col("tokens").filter(~priced).sum())
+    runs = runs.join(per_run, on="run_id", how="left").with_columns(
+        pl.col("unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0)).with_columns(_unknown_usd())
+    cost = (usage.group_by("day", "harness", "model")
+            .agg(pl.col("tokens").sum(), pl.when(priced.all()).then(pl.col("usd").sum()).alias("usd"))
+            .sort("day", "harness", "model", nulls_last=True))
+    by_day = cost.group_by("day").agg(usd=pl.col("usd").sum(), unpriced_tokens=pl.col("tokens").filter(
+        pl.col("usd").is_null()).sum())
+    per_day = (runs.group_by("day").agg(runs=pl.len(), sessions=pl.col("n_sessions").sum())
+               .join(by_day, on="day", how="full", coalesce=True)
+               .with_columns(pl.col("runs", "sessions", "unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
+               .with_columns(_unknown_usd())
+               .sort("day", nulls_last=True))
+    store.con.register("sg_report_runs", runs.select("run_id").to_arrow())
+    try:
+        members = store.query(_MEMBERS_SQL)
+        store.con.register("sg_report_sessions", members.select("session_id").to_arrow())
+        tiers = store.query(_EDGES_SQL)
+        diagnostics = store.query(_DIAG_SQL, [since is None])
+    finally:
+        store.con.unregister("sg_report_runs")
+        store.con.unregister("sg_report_sessions")
+    spawned = (members.group_by("harness").agg(
+        sessions=pl.len(), subagents=(pl.col("via") == "spawn").sum(), launched=(pl.col("via") == "launch").sum(),
+    ).sort("harness"))
+    return Report(since, runs, per_day, cost, spawned, tiers, diagnostics)
+
+
+# -- text ------------------------------------------------------------------------------------------
+
+def usd_text(usd: float | None) -> str:
+    return "n/a" if usd is None else f"${usd:,.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.4f}"
+
+
+USD_TEXT = pl.col("usd").map_elements(usd_text, return_dtype=pl.String, skip_nulls=False)
+
+
+def _totals(r: Report) -> dict[str, str]:
+    s = r.spawned
+    unpriced = int(r.cost.filter(pl.col("usd").is_null())["tokens"].sum())
+    return {
+        "runs": f"{r.runs.height:,}", "sessions": f"{int(s['sessions'].sum()):,}",
+        "subagents": f"{int(s['subagents'].sum()):,}", "launched": f"{int(s['launched'].sum()):,}",
+        "edges": f"{int(r.tiers['edges'].sum()):,}",
+        "dollars": usd_text(r.cost["usd"].sum()) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
+    }
+
+
+def _tier_mix(r: Report) -> pl.DataFrame:
+    return (r.tiers.group_by("tier").agg(pl.col("edges").sum())
+            .with_columns(share=(100 * pl.col("edges") / pl.col("edges").sum()).round(1)).sort("tier"))
+
+
+def text(r: Report) -> str:
+    since = f" since {r.since:%Y-%m-%d %H:%M}" if r.since else ""
+    out = [f"sessiongraph report{since}", ""]
+    out += [f"{k:>10}: {v}" for k, v in _totals(r).items()]
+    peak = max([u for u in r.per_day["usd"] if u] or [1.0])
+    days = r.per_day.with_columns(
+        USD_TEXT,
+        bar=pl.col("usd").map_elements(lambda u: "#" * math.ceil(30 * u / peak) if u else "", return_dtype=pl.String))
+    sections = [
+        ("Runs and dollars per day (UTC)", days),
+        ("Dollars per day by harness and model", r.cost.with_columns(
+            USD_TEXT)),
+        (f"Most expensive runs (top {TOP_RUNS})", _runs_out(r.top_runs)),
+        ("Subagents and launched sessions by harness", r.spawned),
+        ("Edges by kind and tier", r.tiers),
+        ("Tier mix of all edges", _tier_mix(r)),
+        ("Diagnostics", r.diagnostics),
+    ]
+    for title, df in sections:
+        out += ["", title, table(df) if df.height else "(none)"]
+    return "\n".join(out)
+
+
+def _runs_out(df: pl.DataFrame) -> pl.DataFrame:
+    return df.select("run_id", "root_harness", "started_at", "n_sessions",
+                     USD_TEXT, "unpriced_tokens")
+
+
+# -- html ------------------------------------------------------------------------------------------
+
+def html(r: Report) -> str:
+    since = f" since {r.since:%Y-%m-%d %H:%M}" if r.since else ""
+    cards = "".join(f'<div class="card" data-total="{k}"><b>{esc(v)}</b><span>{k}</span></div>'
+                    for k, v in _totals(r).items())
+    known = r.per_day.filter(pl.col("day").is_not_null())
+    cost = r.cost.filter(pl.col("day").is_not_null() & pl.col("usd").is_not_null())
+    series = sorted({(h or "unknown", m) for h, m in cost.select("harness", "model").iter_rows()})
+    hc = harness_classes([h for h, _ in series])
+    seen: dict[str, int] = {}
+    cls = {}
+    for h, m in series:  # one shade per model within its harness colour
+        seen[h] = seen.get(h, 0) + 1
+        cls[(h, m)] = f"{hc[h]} shade-{(seen[h] - 1) % 4}"
+    values = {(d, (h or "unknown", m)): u for d, h, m, u in cost.select("day", "harness", "model", "usd").iter_rows()}
+    days = _day_range(known["day"].to_list())
+    runs_chart = bar_chart(days, [("runs", "hc-1")], {(d, "runs"): n for d, n in known.select("day", "runs").iter_rows()},
+                           fmt=lambda v: f"{v:,g}", label="Runs per day")
+    usd_chart = bar_chart(days, [(s, cls[s]) for s in series], values, fmt=usd_text,
+                          label="Dollars per day by harness and model", name=lambda s: f"{s[0]} · {s[1]}")
+    legend = "".join(f'<li data-series="{esc(h)} {esc(m)}"><span class="chip {cls[(h, m)]}"></span>'
+                     f"{esc(h)} · {esc(m)}</li>" for h, m in series)
+    unpriced = r.cost.filter(pl.col("usd").is_null()).group_by("harness", "model").agg(pl.col("tokens").sum())
+    body = f"""<header><h1>sessiongraph report{esc(since)}</h1></header>
+<section class="cards">{cards}</section>
+<h2>Runs per day <span class="n">UTC</span></h2>{runs_chart}
+<h2>Dollars per day by harness and model</h2>{usd_chart}<ul class="series">{legend}</ul>
+{_unpriced_note(unpriced)}
+<h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs")}
+<p class="hint">Open one with <code>sessiongraph show RUN --format html --out run.html</code>.</p>
+<h2>Subagents and launched sessions</h2>{html_table(r.spawned, "spawned")}
+<h2>Tier mix of all edges</h2>{tier_bar(_tier_mix(r))}{html_table(r.tiers, "tiers")}
+<h2>Diagnostics</h2>{html_table(r.diagnostics, "diagnostics")}
+<h2>Per day</h2>{html_table(r.per_day.with_columns(USD_TEXT), "per-day")}
+<footer class="hint">Written by sessiongraph from session metadata; no prompt, command or output text.
+Dollars use the price table's list prices; tokens of models without a price are counted as unpriced, never as $0.</footer>"""
+    return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css"))
+
+
+def _unpriced_note(df: pl.DataFrame) -> str:
+    if not df.height:
+        return ""
+    items = ", ".join(f"{esc(h)} · {esc(m)} ({t:,} tokens)" for h, m, t in df.sort("harness", "model").iter_rows())
+    return f'<p class="hint" id="unpriced">No price (n/a, left out of the chart): {items}</p>'
+
+
+def _day_range(days: list[date]) -> list[date]:
+    if not days:
+        return []
+    lo, hi = min(days), max(days)
+    return [lo + timedelta(days=i) for i in range((hi - lo).days + 1)]
+
+
+def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
+    """Stacked bars, one per day, one segment per series; inline SVG with a <title> per segment."""
+    if not days:
+        return '<p class="hint">No data.</p>'
+    w, h, left, top, bottom = 900, 220, 64, 10, 28
+    totals = [sum(values.get((d, s), 0) or 0 for s, _ in series) for d in days]
+    step = _nice((max(totals) or 1) / 4)
+    ticks = math.ceil((max(totals) or 1) / step - 1e-9)
+    peak = step * ticks
+    bw = (w - left - 8) / len(days)
+    y = lambda v: top + (h - top - bottom) * (1 - v / peak)  # noqa: E731
+    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">']
+    for i in range(ticks + 1):
+        v = step * i
+        out.append(f'<line class="grid" x1="{left}" x2="{w - 8}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
+                   f'<text class="tick" x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{esc(fmt(v))}</text>')
+    every = max(1, math.ceil(len(days) / 12))
+    for i, (d, total) in enumerate(zip(days, totals, strict=True)):
+        x, base = left + i * bw, 0.0
+        for s, css in series:
+            v = values.get((d, s)) or 0
+            if v > 0:
+                out.append(f'<rect class="{css}" x="{x + bw * 0.1:.1f}" y="{y(base + v):.1f}" width="{bw * 0.8:.1f}" '
+                           f'height="{y(base) - y(base + v):.1f}" data-day="{d}"><title>{d} · {esc(name(s))}: '
+                           f"{esc(fmt(v))}</title></rect>")
+                base += v
+        if i % every == 0:
+            out.append(f'<text class="tick" x="{x + bw / 2:.1f}" y="{h - 10}" text-anchor="middle">{d:%m-%d}</text>')
+        out.append(f'<rect class="hover" x="{x:.1f}" y="{top}" width="{bw:.1f}" height="{h - top - bottom}">'
+                   f"<title>{d}: {esc(fmt(total))}</title></rect>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _nice(v: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten that is at least ``v``."""
+    mag = 10 ** math.floor(math.log10(v))
+    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= v * (1 - 1e-9))
+
+
+def tier_bar(mix: pl.DataFrame) -> str:
+    total = int(mix["edges"].sum()) if mix.height else 0
+    if not total:
+        return ""
+    x, parts = 0.0, []
+    for tier, n, share in mix.iter_rows():
+        w = 600 * n / total
+        parts.append(f'<rect class="tier-{esc(tier)}" x="{x:.1f}" y="0" width="{w:.1f}" height="18"><title>{esc(tier)}: '
+                     f"{n} edges ({share}%)</title></rect>")
+        if w > 70:
+            parts.append(f'<text x="{x + 6:.1f}" y="13">{esc(tier)} {share}%</text>')
+        x += w
+    return f'<svg class="tierbar" viewBox="0 0 600 18" role="img" aria-label="Tier mix">{"".join(parts)}</svg>'
+
+
+def html_table(df: pl.DataFrame, name: str) -> str:
+    if not df.height:
+        return f'<p class="hint" id="{name}">(none)</p>'
+    head = "".join(f'<th class="{"num" if df.schema[c].is_numeric() else ""}">{esc(c)}</th>' for c in df.columns)
+    rows = []
+    for row in df.iter_rows():
+        cells = "".join(
+            f'<td class="{"num" if df.schema[c].is_numeric() else ""}">{_cell(v)}</td>'
+            for c, v in zip(df.columns, row, strict=True))
+        rows.append(f"<tr>{cells}</tr>")
+    return f'<div class="scroll"><table id="{name}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def _cell(v: object) -> str:
+    if v is None:
+        return '<span class="na">n/a</span>'
+    if isinstance(v, datetime):
+        return esc(f"{v:%Y-%m-%d %H:%M:%S}")
+    if isinstance(v, int):
+        return f"{v:,}"
+    return esc(v)
+
+
+def report(store: Store, *, since: datetime | None = None, fmt: str = "text", prices: PriceTable | None = None) -> str:
+    r = build(store, since=since, prices=prices)
+    return html(r) if fmt == "html" else text(r)

@@ -1,0 +1,270 @@
+"""The Parquet dataset: layout, metadata, DATASET.md agreement, incremental rewrite, privacy,
+reading back (polars, pyarrow, DuckDB through `query --parquet`) and `load`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from sessiongraph.cli import main
+from sessiongraph.dataset import SCHEMA_VERSION, TABLES, arrow_schema
+from sessiongraph.parquet import KEY_HASH, export_parquet
+from sessiongraph.pipeline import ingest
+from sessiongraph.store import Store
+from tests.conftest import ROOT, SAMPLES
+
+PART = re.compile(r"^(?P<table>\w+)/harness=(?P<harness>[\w.-]+)/month=(?P<month>\d{4}-\d{2}|unknown)/part-\d+\.parquet$")
+# DATASET.md writes Arrow types by these names.
+TYPES = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
+         "timestamp[us, UTC]": pa.timestamp("us", tz="UTC"), "list<string>": pa.list_(pa.field("element", pa.string()))}
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("store") / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1)
+    return db
+
+
+@pytest.fixture(scope="module")
+def out(store, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("dataset") / "ds"
+    export_parquet(path, db=str(store))
+    return path
+
+
+def files(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*.parquet"))}
+
+
+def fingerprint(root: Path) -> dict[str, tuple[int, bytes]]:
+    return {rel: (p.stat().st_mtime_ns, p.read_bytes()) for rel, p in files(root).items()}
+
+
+def stored_hashes(root: Path) -> dict[str, bytes]:
+    return {rel: pq.read_metadata(p).metadata[KEY_HASH] for rel, p in files(root).items()}
+
+
+def store_rows(db: Path, sql: str) -> pl.DataFrame:
+    with Store(db, read_only=True) as s:
+        return s.query(sql)
+
+
+def test_layout_is_table_harness_month(out):
+    found = files(out)
+    assert found
+    tables = set()
+    for rel in found:
+        m = PART.match(rel)
+        assert m, rel
+        tables.add(m["table"])
+    assert tables == set(TABLES)
+    # an imported run with no root harness lands under harness=unknown
+    assert any(rel.startswith("runs/harness=unknown/") for rel in found)
+    assert "runs/harness=claude-code/month=2026-01/part-0.parquet" in found
+    for p in found.values():  # partition keys are folders, not columns
+        names = pq.read_schema(p).names
+        assert "harness" not in names and "month" not in names
+
+
+def test_every_file_carries_the_schema_version_and_its_hash(out):
+    for rel, p in files(out).items():
+        meta = pq.read_metadata(p).metadata
+        assert meta[b"sessiongraph.schema_version"] == SCHEMA_VERSION.encode()
+        assert meta[b"sessiongraph.table"] == rel.split("/")[0].encode()
+        assert meta[b"sessiongraph.privacy"] == b"metadata_only"
+        assert re.fullmatch(rb"[0-9a-f]{64}", meta[KEY_HASH])
+
+
+def documented() -> dict[str, list[tuple[str, str, bool]]]:
+    """DATASET.md's tables: section -> [(column, type, full_only)]."""
+    text = (ROOT / "DATASET.md").read_text(encoding="utf-8")
+    out: dict[str, list[tuple[str, str, bool]]] = {}
+    table = None
+    for line in text.splitlines():
+        if m := re.match(r"^## `(\w+)`$", line):
+            table = m[1]
+            out[table] = []
+        elif line.startswith("## "):
+            table = None
+        elif table and line.startswith("| ") and not line.startswith("| column") and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            assert len(cells) == 4, line
+            name, typ, tier, meaning = cells
+            assert tier and meaning, f"{table}.{name} lacks a tier or a meaning"
+            out[table].append((name, typ, meaning.startswith("*(full only)*")))
+    return out
+
+
+@pytest.mark.parametrize("privacy", ["metadata_only", "full"])
+def test_dataset_md_matches_the_written_schemas(store, tmp_path, privacy):
+    docs = documented()
+    assert list(docs) == list(TABLES)
+    export_parquet(tmp_path, db=str(store), privacy=privacy)
+    for table, cols in docs.items():
+        want = pa.schema([(name, TYPES[typ]) for name, typ, full in cols if privacy == "full" or not full])
+        assert want == arrow_schema(table, privacy), table
+        written = {pq.read_schema(p).remove_metadata() for p in (tmp_path / table).rglob("*.parquet")}
+        assert written == {want}, table
+
+
+def test_export_again_touches_nothing(store, out):
+    before = fingerprint(out)
+    summary = export_parquet(out, db=str(store))
+    assert summary.partitions_written == 0 and summary.files_removed == 0
+    assert summary.partitions_unchanged == len(before)
+    assert fingerprint(out) == before
+
+
+def test_more_ingest_rewrites_only_changed_partitions(tmp_path):
+    db, ds, fresh = tmp_path / "s.duckdb", tmp_path / "ds", tmp_path / "fresh"
+    ingest([str(SAMPLES / "claude-code")], db=str(db), workers=1)
+    export_parquet(ds, db=str(db))
+    first_hashes, before = stored_hashes(ds), fingerprint(ds)
+    stale = ds / "runs" / "harness=zzz" / "month=2020-01" / "part-0.parquet"
+    stale.parent.mkdir(parents=True)
+    shutil.copy(next(iter(files(ds).values())), stale)
+
+    ingest([str(SAMPLES / "codex")], db=str(db), workers=1)
+    summary = export_parquet(ds, db=str(db))
+    assert summary.partitions_written > 0 and summary.partitions_unchanged > 0
+    assert summary.files_removed == 1 and not stale.parent.exists()
+
+    after = fingerprint(ds)
+    hashes = stored_hashes(ds)
+    kept = [rel for rel in before if rel in hashes and hashes[rel] == first_hashes[rel]]
+    changed = [rel for rel in hashes if rel not in first_hashes or hashes[rel] != first_hashes[rel]]
+    assert kept and changed
+    for rel in kept:  # same rows: the file was not touched at all
+        assert after[rel] == before[rel], rel
+    for rel in changed:
+        assert rel not in before or after[rel][0] != before[rel][0], rel
+    # and the result is exactly what a fresh export of the same store writes
+    export_parquet(fresh, db=str(db))
+    assert stored_hashes(fresh) == hashes
+
+
+def test_no_log_text_unless_full(store, out, tmp_path):
+    commands = store_rows(store, "SELECT DISTINCT command FROM calls WHERE length(command) > 12")["command"].to_list()
+    assert commands
+    for table in TABLES:
+        data = pl.from_arrow(pads.dataset(out / table, partitioning="hive").to_table())
+        assert not {"command", "description", "prompt", "text"} & set(data.columns)
+        for col in data.select(pl.col(pl.String)).columns:
+            values = set(data[col].drop_nulls())
+            assert not values & set(commands), f"{table}.{col} holds a shell command"
+    export_parquet(tmp_path, db=str(store), privacy="full")
+    edges = pl.from_arrow(pads.dataset(tmp_path / "edges", partitioning="hive").to_table())
+    assert set(edges["command"].drop_nulls()) & set(commands)
+
+
+def test_read_back_with_polars_and_pyarrow(store, out):
+    runs = pl.scan_parquet(out / "runs" / "**" / "*.parquet", hive_partitioning=True).collect()
+    stored = store_rows(store, "SELECT run_id, root_harness FROM runs")
+    assert sorted(runs["run_id"]) == sorted(stored["run_id"])
+    assert {"harness", "month"} <= set(runs.columns)
+    mismatched = runs.filter(pl.col("harness") != pl.col("root_harness").fill_null("unknown"))
+    assert mismatched.height == 0
+
+    edges = pads.dataset(out / "edges", format="parquet", partitioning="hive").to_table()
+    assert edges.num_rows == store_rows(store, "SELECT count(*) AS n FROM all_edges")["n"].item()
+    assert sorted(edges.column("edge_id").to_pylist()) == sorted(
+        store_rows(store, "SELECT edge_id FROM all_edges")["edge_id"])
+
+    # the ids join: every session's run is a run, every usage row's session is a session
+    sessions = pl.scan_parquet(out / "sessions" / "**" / "*.parquet", hive_partitioning=True).collect()
+    usage = pl.scan_parquet(out / "usage" / "**" / "*.parquet", hive_partitioning=True).collect()
+    assert set(sessions["run_id"]) <= set(runs["run_id"])
+    assert set(usage["session_id"]) <= set(sessions["session_id"])
+
+
+def test_query_parquet(store, out):
+    res = run("query", "--parquet", out, "--format", "csv",
+              "SELECT count(*) AS n, count(DISTINCT f.run_id) AS joined FROM runs r JOIN run_features f USING (run_id)")
+    assert res.exit_code == 0, res.output
+    n = store_rows(store, "SELECT count(*) AS n FROM runs")["n"].item()
+    assert res.output == f"n,joined\n{n},{n}\n"
+    res = run("query", "--parquet", out, "--format", "csv",
+              "SELECT harness, count(*) AS n FROM sessions GROUP BY harness ORDER BY harness")
+    want = store_rows(store, "SELECT harness, count(*) AS n FROM session_overview GROUP BY harness ORDER BY harness")
+    assert res.output == "harness,n\n" + "".join(f"{h},{k}\n" for h, k in want.iter_rows())
+
+
+def test_query_parquet_errors(out, tmp_path):
+    res = CliRunner().invoke(main, ["query", "--parquet", str(out), "--db", str(tmp_path / "x.duckdb"), "SELECT 1"])
+    assert res.exit_code == 2 and "not both" in res.output
+    res = CliRunner().invoke(main, ["query", "--parquet", str(tmp_path / "nothing"), "SELECT 1"])
+    assert res.exit_code == 1 and res.output.startswith("Error: no dataset at")
+    res = CliRunner().invoke(main, ["query", "--parquet", str(out), "SELECT * FROM calls"])
+    assert res.exit_code == 1 and res.output.startswith("Error: query failed")
+
+
+def test_an_empty_table_is_still_a_view(tmp_path):
+    db = tmp_path / "s.duckdb"
+    ingest([str(SAMPLES / "claude-code" / "projects" / "-home-dev-projects-tidepool" /
+                 "45e626f5-ff95-4312-8d3e-f9f04e2bb73a.jsonl")], db=str(db), workers=1)
+    export_parquet(tmp_path / "ds", db=str(db))
+    res = run("query", "--parquet", tmp_path / "ds", "--format", "csv", "SELECT count(*) AS n FROM edges")
+    assert res.output == "n\n0\n"
+
+
+def test_export_parquet_cli_and_file_uri(store, tmp_path):
+    res = run("export", "parquet", "--out", f"file://{tmp_path}/ds", "--db", store, "--json")
+    assert res.exit_code == 0, res.output
+    assert '"partitions_written"' in res.output and files(tmp_path / "ds")
+    res = run("query", "--parquet", f"file://{tmp_path}/ds", "--format", "csv", "SELECT count(*) AS n FROM runs")
+    assert res.output.startswith("n\n")
+    res = CliRunner().invoke(main, ["export", "parquet", "--out", "nosuchfs://x/y", "--db", str(store)])
+    assert res.exit_code == 1 and res.output.startswith("Error: cannot open nosuchfs://x/y")
+
+
+def test_load_round_trip(store, out, tmp_path):
+    db = tmp_path / "loaded.duckdb"
+    res = run("load", out, "--db", db)
+    assert res.exit_code == 0, res.output
+    for sql in (
+        "SELECT * FROM runs", "SELECT * FROM run_sessions", "SELECT * FROM edges", "SELECT * FROM lineage",
+        "SELECT * FROM artifacts", "SELECT * EXCLUDE (ingest_id) FROM sessions",
+        "SELECT * EXCLUDE (ingest_id) FROM usage_dedup", "SELECT * FROM session_overview",
+    ):
+        a, b = store_rows(store, sql + " ORDER BY ALL"), store_rows(db, sql + " ORDER BY ALL")
+        assert a.equals(b), sql
+    run_id = store_rows(store, "SELECT run_id FROM runs ORDER BY n_sessions DESC, run_id LIMIT 1").item()
+    assert run("show", run_id, "--db", db).output == run("show", run_id, "--db", store).output
+    again = CliRunner().invoke(main, ["load", str(out), "--db", str(db)])
+    assert again.exit_code == 1 and "already holds" in again.output
+
+
+def test_an_object_store_without_folders(store, tmp_path, monkeypatch):
+    """Through a pyarrow file system that is not the local one (fsspec's in-memory store, which
+    like S3 has no real folders): write, rewrite nothing, query and load."""
+    fsspec = pytest.importorskip("fsspec")
+    import pyarrow.fs as pafs
+
+    from sessiongraph import parquet
+
+    mem = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("memory")))
+    local = parquet.filesystem
+    monkeypatch.setattr(parquet, "filesystem",
+                        lambda uri: (mem, str(uri)[len("mem://"):]) if str(uri).startswith("mem://") else local(uri))
+    first = export_parquet("mem://bucket/ds", db=str(store))
+    again = export_parquet("mem://bucket/ds", db=str(store))
+    assert first.partitions_written > 0 and again.partitions_written == 0
+    assert again.partitions_unchanged == first.partitions_written
+    res = run("query", "--parquet", "mem://bucket/ds", "--format", "csv", "SELECT count(*) AS n FROM runs")
+    n = store_rows(store, "SELECT count(*) AS n FROM runs")["n"].item()
+    assert res.output == f"n\n{n}\n"
+    assert run("load", "mem://bucket/ds", "--db", tmp_path / "l.duckdb").exit_code == 0
+    assert store_rows(tmp_path / "l.duckdb", "SELECT count(*) AS n FROM runs")["n"].item() == n
