@@ -53,7 +53,7 @@ from datetime import UTC, datetime
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_document, read_records, text_hash
 from ingest.paths import normalise
 
 NAME = "gemini-cli"
@@ -200,18 +200,8 @@ class _Chat:
     # -- reading -----------------------------------------------------------------------------
 
     def run(self) -> Frames:
-        try:
-            if os.path.getsize(self.path) > MAX_BYTES:
-                self.d.add("unreadable_file", None, f"larger than {MAX_BYTES} bytes")
-                return Frames.from_rows(diagnostics=self.d.rows)
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            self.d.add("unreadable_file", None, type(exc).__name__)
-            return Frames.from_rows(diagnostics=self.d.rows)
-        text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
-        if not text:
-            self.d.add("empty_file", None, "no records")
+        text = read_document(self.path, self.d, MAX_BYTES)
+        if text is None:
             return Frames.from_rows(diagnostics=self.d.rows)
         if text.startswith(b"[") and not self.path.endswith(".jsonl"):
             if _is_prompt_log(text):
@@ -230,7 +220,7 @@ class _Chat:
                 self.n_lines += 1
                 self._line(n, rec)
         else:
-            self._document(raw)
+            self._document(text)
         native = as_str(self.header.get("sessionId"))
         if native is None:
             if self.messages or self.n_lines:

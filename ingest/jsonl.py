@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -123,3 +124,22 @@ def text_hash(text: str) -> str:
     """sha256 of a prompt, the same in every adapter so a child matches the call that spawned it
     across files and harnesses without any prompt text leaving the logs."""
     return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()
+
+
+def read_document(path: str, diags: Diagnostics, max_bytes: int) -> bytes | None:
+    """A whole-file JSON document's bytes (BOM and leading blanks removed), or None with a
+    diagnostic: too big, unreadable or empty."""
+    try:
+        if os.path.getsize(path) > max_bytes:
+            diags.add("unreadable_file", None, f"larger than {max_bytes} bytes")
+            return None
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        diags.add("unreadable_file", None, type(exc).__name__)
+        return None
+    text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text:
+        diags.add("empty_file", None, "no records")
+        return None
+    return text

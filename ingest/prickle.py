@@ -47,7 +47,7 @@ from datetime import datetime
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_records, text_hash
+from ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_document, read_records, text_hash
 
 NAME = "prickle"
 STATES = frozenset({
@@ -137,18 +137,8 @@ class _Tasks:
         self.n = 0
 
     def run(self) -> Frames:
-        try:
-            if os.path.getsize(self.path) > MAX_BYTES:
-                self.d.add("unreadable_file", None, f"larger than {MAX_BYTES} bytes")
-                return Frames.from_rows(diagnostics=self.d.rows)
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            self.d.add("unreadable_file", None, type(exc).__name__)
-            return Frames.from_rows(diagnostics=self.d.rows)
-        text = raw.removeprefix(b"\xef\xbb\xbf").lstrip()
-        if not text:
-            self.d.add("empty_file", None, "no records")
+        text = read_document(self.path, self.d, MAX_BYTES)
+        if text is None:
             return Frames.from_rows(diagnostics=self.d.rows)
         whole = None
         if not self.path.endswith(".jsonl"):  # JSON Lines are read line by line, whatever they hold
@@ -156,7 +146,7 @@ class _Tasks:
                 whole = orjson.loads(text)
             except orjson.JSONDecodeError:
                 if text.startswith(b"["):
-                    self.d.add("invalid_json", None, f"task array of {len(raw)} bytes does not parse")
+                    self.d.add("invalid_json", None, f"task array of {len(text)} bytes does not parse")
                     return Frames.from_rows(diagnostics=self.d.rows)
         if isinstance(whole, list):
             for i, item in enumerate(whole):
