@@ -153,12 +153,6 @@ def _ms(value: object) -> datetime | None:
         return None
 
 
-def _count(value: object) -> int:
-    """A token count (``as_int``) that fits the frames' Int64: anything larger counts as 0."""
-    n = as_int(value)
-    return n if -(2**63) <= n < 2**63 else 0
-
-
 def _texts(content: object) -> str | None:
     """Message text: a string, or the joined ``text`` of parts ``[{text}, ...]``."""
     if isinstance(content, str):
@@ -368,14 +362,14 @@ class _Chat:
         if not isinstance(tokens, dict):
             self.d.add("wrong_type", n, f"{where}.tokens: {json_type(tokens)}")
             return
-        cached = _count(tokens.get("cached"))
-        thoughts = _count(tokens.get("thoughts"))
+        cached = as_int(tokens.get("cached"))
+        thoughts = as_int(tokens.get("thoughts"))
         usage[key] = {
             "ts": ts,
             "model": model,
             "message_id": key,
-            "input_tokens": _count(max(0, _count(tokens.get("input")) - cached) + _count(tokens.get("tool"))),
-            "output_tokens": _count(_count(tokens.get("output")) + thoughts),
+            "input_tokens": as_int(max(0, as_int(tokens.get("input")) - cached) + as_int(tokens.get("tool"))),
+            "output_tokens": as_int(as_int(tokens.get("output")) + thoughts),
             "cache_read_tokens": cached,
             "cache_creation_tokens": 0,
             "cache_creation_5m_tokens": 0,

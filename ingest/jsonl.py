@@ -104,7 +104,8 @@ def as_str(value: object) -> str | None:
 
 
 def as_int(value: object) -> int:
-    """A token count: ints pass, everything else (null, strings, floats) counts as 0."""
+    """A token count: ints (and whole floats) in the store's BIGINT range pass; everything else
+    (null, strings, fractions, out-of-range numbers) counts as 0."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, float) and value.is_integer():

@@ -127,12 +127,6 @@ def parse(path: str) -> Frames:
     return _Tree(path).run()
 
 
-def _count(value: object) -> int:
-    """A token count (``as_int``) that fits the frames' Int64: anything larger counts as 0."""
-    n = as_int(value)
-    return n if -(2**63) <= n < 2**63 else 0
-
-
 def _ms(value: object) -> datetime | None:
     """opencode times are Unix milliseconds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -221,16 +215,16 @@ class _Builder:
             self.d.add("wrong_type", None, f"message {str(msg.get('id'))[:60]}: tokens: {json_type(tokens)}")
             return
         cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
-        reasoning = _count(tokens.get("reasoning"))
-        written = _count(cache.get("write"))
+        reasoning = as_int(tokens.get("reasoning"))
+        written = as_int(cache.get("write"))
         self.usage.append({
             "session_id": sid,
             "ts": _time(msg, "completed") or _time(msg, "created"),
             "model": model,
             "message_id": str(msg.get("id")),
-            "input_tokens": _count(tokens.get("input")),
-            "output_tokens": _count(_count(tokens.get("output")) + reasoning),
-            "cache_read_tokens": _count(cache.get("read")),
+            "input_tokens": as_int(tokens.get("input")),
+            "output_tokens": as_int(as_int(tokens.get("output")) + reasoning),
+            "cache_read_tokens": as_int(cache.get("read")),
             "cache_creation_tokens": written,
             "cache_creation_5m_tokens": written,
             "cache_creation_1h_tokens": 0,

@@ -26,16 +26,20 @@ ADAPTERS: dict[str, str] = {
 }
 
 
-def get(name: str) -> ModuleType:
+def load(table: dict[str, str], name: str, what: str) -> ModuleType:
+    """Import the module ``table`` names for ``name``; an unknown name is an error with a
+    "did you mean" hint (``what`` says what kind of name it is)."""
     try:
-        module_name = ADAPTERS[name]
+        module_name = table[name]
     except KeyError:
-        hint = difflib.get_close_matches(name, ADAPTERS, n=1)
+        hint = difflib.get_close_matches(name, table, n=1)
         suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-        raise SessiongraphError(
-            f"unknown harness {name!r}{suggestion} (known: {', '.join(ADAPTERS)})"
-        ) from None
+        raise SessiongraphError(f"unknown {what} {name!r}{suggestion} (known: {', '.join(table)})") from None
     return importlib.import_module(module_name)
+
+
+def get(name: str) -> ModuleType:
+    return load(ADAPTERS, name, "harness")
 
 
 def names() -> list[str]:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import hashlib
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,27 @@ def copy_tree(tmp_path: Path):
         return dst
 
     return copy
+
+
+# Small helpers the adapter tests share (imported from tests.conftest).
+
+
+def ts(text: str) -> datetime:
+    """An ISO timestamp from a test's expectations, as the aware UTC datetime frames hold."""
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def sha(text: str) -> str:
+    """sha256 of a prompt, computed here independently of ingest.jsonl.text_hash."""
+    return hashlib.sha256(text.strip().encode()).hexdigest()
+
+
+def head(path: Path, n: int = 65536) -> bytes:
+    """The first bytes of a file, as discovery hands them to ``detect``."""
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def kinds(frames) -> dict[str, int]:
+    """Calls per kind."""
+    return dict(frames.calls.group_by("kind").len().sort("kind").iter_rows())

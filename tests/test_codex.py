@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +11,7 @@ import pytest
 
 from ingest import codex
 from ingest.frames import CALL_KINDS, DIAGNOSTIC_CODES, FILE_OPS, SCHEMAS, SESSION_KINDS, TIERS
+from tests.conftest import head, kinds, ts
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "sample_logs" / "codex" / "sessions"
@@ -32,17 +32,9 @@ LAUNCHED = "019ae37d-e594-7c03-a8d6-51e0b7c94d22"  # printed by the `codex exec`
 TOKENS = ["input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"]
 
 
-def ts(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
-
-
 def session(frames) -> dict:
     assert frames.sessions.height == 1
     return frames.sessions.row(0, named=True)
-
-
-def kinds(frames) -> dict[str, int]:
-    return dict(frames.calls.group_by("kind").len().sort("kind").iter_rows())
 
 
 def token_sums(frames) -> tuple[int, ...]:
@@ -339,11 +331,6 @@ def test_corpus_desktop_rollout(codex_corpus):
 
 
 # ---- detect -------------------------------------------------------------------------------
-
-def head(path: Path, n: int = 65536) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(n)
-
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:30])
 def test_detect_samples(path):

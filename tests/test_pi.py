@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -13,6 +11,7 @@ import pytest
 
 from ingest import claude_code, codex, omp, pi
 from ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
+from tests.conftest import head, kinds, sha, ts
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "sample_logs" / "pi" / "agent" / "sessions"
@@ -28,23 +27,6 @@ SAMPLES = [A, B, C]
 ATLAS = "/Users/mara/code/atlas-web"
 TOKENS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
           "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens"]
-
-
-def ts(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.strip().encode()).hexdigest()
-
-
-def head(path: Path, n: int = 65536) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(n)
-
-
-def kinds(frames) -> dict[str, int]:
-    return dict(frames.calls.group_by("kind").len().sort("kind").iter_rows())
 
 
 def token_sums(frames) -> tuple[int, ...]:

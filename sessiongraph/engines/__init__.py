@@ -7,11 +7,9 @@ imported lazily, so the local one never needs Ray installed.
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from types import ModuleType
 
-from sessiongraph.errors import SessiongraphError
+from ingest.registry import load
 
 ENGINES: dict[str, str] = {
     "local": "sessiongraph.engines.local",
@@ -20,13 +18,7 @@ ENGINES: dict[str, str] = {
 
 
 def get(name: str) -> ModuleType:
-    try:
-        module = ENGINES[name]
-    except KeyError:
-        hint = difflib.get_close_matches(name, ENGINES, n=1)
-        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-        raise SessiongraphError(f"unknown engine {name!r}{suggestion} (known: {', '.join(ENGINES)})") from None
-    return importlib.import_module(module)
+    return load(ENGINES, name, "engine")
 
 
 def parse_all(engine: str, jobs: list, *, workers: int | None = None, address: str | None = None):
