@@ -314,7 +314,9 @@ class _Doc:
 
     def _artifacts(self) -> tuple[list[dict], list[dict]]:
         arts, edges, ids = [], [], {}
-        reads = self.b.edges.filter(pl.col("kind") == "artifact")
+        reads: dict[tuple, list[dict]] = {}  # (path, version) -> its artifact edges, grouped once
+        for e in self.b.edges.filter(pl.col("kind") == "artifact").iter_rows(named=True):
+            reads.setdefault((e["path"], e["version"]), []).append(e)
         for v in self.b.versions.iter_rows(named=True):
             if len(v["path"]) > 1000:
                 continue
@@ -322,7 +324,7 @@ class _Doc:
             ids[(v["path"], v["version"])] = aid
             producer = self.attempt_at(v["producer"], v["ts"])
             consumers = []
-            for e in reads.filter((pl.col("path") == v["path"]) & (pl.col("version") == v["version"])).iter_rows(named=True):
+            for e in reads.get((v["path"], v["version"]), []):
                 reader = self.attempt_at(e["dst"], e["ts"])
                 if reader not in consumers:
                     consumers.append(reader)
