@@ -29,7 +29,8 @@ class Found:
 
     path: str
     harness: str | None
-    skip_reason: str | None = None  # not_transcript | not_a_log | unknown_format | unreadable_file | empty_file
+    # not_transcript | not_a_log | unknown_format | unreadable_file | empty_file | symlink_loop
+    skip_reason: str | None = None
 
 
 def default_roots(env: dict[str, str] | None = None) -> list[Path]:
@@ -52,11 +53,28 @@ def default_roots(env: dict[str, str] | None = None) -> list[Path]:
     return seen
 
 
-def _walk(root: Path) -> Iterator[str]:
+def _walk(root: Path, problems: list[Found]) -> Iterator[str]:
+    """Log-suffixed files under ``root``, sorted. Symlinked folders are followed once each (a
+    link back up the tree is a loop: reported, not walked); a folder that cannot be listed is
+    reported too, so nothing is skipped silently."""
     if root.is_file():
         yield str(root)
         return
-    for dirpath, dirnames, filenames in os.walk(root, onerror=None):
+    seen: set[tuple[int, int]] = set()
+
+    def unreadable(err: OSError) -> None:
+        problems.append(Found(err.filename or str(root), None, "unreadable_file"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=True):
+        try:
+            st = os.stat(dirpath)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            problems.append(Found(dirpath, None, "symlink_loop"))
+            dirnames[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
             if name.endswith(LOG_SUFFIXES):
@@ -84,8 +102,9 @@ def classify(path: str) -> Found:
     return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
 
 
-def discover(paths: Sequence[str | os.PathLike] = ()) -> Iterator[Found]:
-    """Every log file under ``paths`` (default: the harnesses' own roots), classified.
+def candidates(paths: Sequence[str | os.PathLike] = ()) -> Iterator[str | Found]:
+    """Every log-suffixed file under ``paths`` (default: the harnesses' own roots), unclassified,
+    plus a :class:`Found` with its reason for each folder that could not be walked.
 
     A path the user named that does not exist is an error; a default root that does not
     exist is simply not there.
@@ -99,7 +118,17 @@ def discover(paths: Sequence[str | os.PathLike] = ()) -> Iterator[Found]:
     for root in roots:
         if root in missing:
             continue
-        for path in _walk(root):
+        problems: list[Found] = []
+        for path in _walk(root, problems):
+            yield from problems
+            problems.clear()
             if path not in seen:
                 seen.add(path)
-                yield classify(path)
+                yield path
+        yield from problems
+
+
+def discover(paths: Sequence[str | os.PathLike] = ()) -> Iterator[Found]:
+    """Every log file under ``paths``, classified (see :func:`candidates`)."""
+    for item in candidates(paths):
+        yield item if isinstance(item, Found) else classify(item)

@@ -15,7 +15,6 @@ No prompt, completion or tool-output text is held here (the OCP ``metadata_only`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Literal
 
 import polars as pl
@@ -176,7 +175,8 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "bad_sidecar": "an agent-<id>.meta.json that cannot be read or is not an object",
     "internal_error": "the adapter failed on this file (a sessiongraph bug: please report it)",
     "empty_file": "a file with no records",
-    "unreadable_file": "a file that cannot be opened or read",
+    "unreadable_file": "a file or folder that cannot be opened or read",
+    "symlink_loop": "a symlinked folder that leads back into a folder already walked; not walked again",
     "unknown_format": "a log file that belongs to no known harness",
     "no_session": "a file with records but no session identity (no session_meta / sessionId)",
     "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
@@ -192,47 +192,79 @@ SCHEMAS: dict[str, pl.Schema] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class Frames:
-    """The frames one parse produces (``documents`` only from run-document sources)."""
+    """The frames one parse produces: one table per entry of :data:`SCHEMAS` (``documents`` only
+    from run-document sources).
 
-    sessions: pl.DataFrame
-    calls: pl.DataFrame
-    file_events: pl.DataFrame
-    usage: pl.DataFrame
-    diagnostics: pl.DataFrame
-    documents: pl.DataFrame
+    Adapters hand over plain row dicts (:meth:`from_rows`); the polars frames are built only when
+    a table is first read, and :meth:`concat` joins row-backed parts before building, so an ingest
+    builds a handful of frames per batch of files instead of several per file (building a small
+    polars frame costs far more than parsing a small log).
+    """
+
+    __slots__ = ("_rows", "_tables")
+
+    def __init__(self, **tables: pl.DataFrame):
+        _check_names(tables)
+        self._rows: dict[str, list[dict]] = {}
+        self._tables: dict[str, pl.DataFrame] = {
+            name: tables[name] if name in tables else pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()
+        }
 
     @classmethod
     def empty(cls) -> Frames:
-        return cls(**{name: pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()})
+        return cls.from_rows()
 
     @classmethod
     def from_rows(cls, **rows: list[dict]) -> Frames:
-        """Build frames from lists of row dicts; missing tables are empty, missing keys null."""
-        unknown = set(rows) - set(SCHEMAS)
-        if unknown:
-            raise ValueError(f"unknown frame(s) {sorted(unknown)}; expected {list(SCHEMAS)}")
-        out = {}
-        for name, schema in SCHEMAS.items():
-            table = rows.get(name) or []
-            # polars drops keys the schema lacks; refuse them so the contract cannot drift quietly.
-            extra = {k for row in table for k in row} - set(schema)
+        """Frames from lists of row dicts; missing tables are empty, missing keys null."""
+        _check_names(rows)
+        for name, table in rows.items():
+            # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
+            extra = {k for row in table for k in row} - SCHEMAS[name].keys()
             if extra:
                 raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
-            out[name] = pl.DataFrame(table, schema=schema)
-        return cls(**out)
+        out = cls.__new__(cls)
+        out._rows = {name: list(rows.get(name) or ()) for name in SCHEMAS}
+        out._tables = {}
+        return out
+
+    def table(self, name: str) -> pl.DataFrame:
+        df = self._tables.get(name)
+        if df is None:
+            df = self._tables[name] = _build(self._rows.pop(name, []), SCHEMAS[name])
+        return df
+
+    def height(self, name: str) -> int:
+        """Rows in one table, without building it."""
+        return len(self._rows[name]) if name in self._rows else self._tables[name].height
+
+    def values(self, name: str, column: str) -> list:
+        """One column of one table as a list, without building the table."""
+        if name in self._rows:
+            return [row.get(column) for row in self._rows[name]]
+        return self._tables[name][column].to_list()
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:
-        if not parts:
-            return cls.empty()
-        return cls(
-            **{
-                f.name: pl.concat([getattr(p, f.name) for p in parts], how="vertical")
-                for f in fields(cls)
-            }
-        )
+        if all(not p._tables for p in parts):  # all row-backed: join the rows, build once later
+            return cls.from_rows(**{name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
+        return cls(**{name: pl.concat([p.table(name) for p in parts], how="vertical") for name in SCHEMAS})
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: self.table(name) for name in SCHEMAS}
+
+
+for _name in SCHEMAS:  # frames.sessions, frames.calls, ...: the built polars frame
+    setattr(Frames, _name, property(lambda self, _n=_name: self.table(_n)))
+
+
+def _check_names(tables: dict) -> None:
+    unknown = set(tables) - set(SCHEMAS)
+    if unknown:
+        raise ValueError(f"unknown frame(s) {sorted(unknown)}; expected {list(SCHEMAS)}")
+
+
+def _build(rows: list[dict], schema: pl.Schema) -> pl.DataFrame:
+    # Column lists build faster than a list of dicts, and keep the declared types exactly.
+    return pl.DataFrame({col: [row.get(col) for row in rows] for col in schema}, schema=schema)

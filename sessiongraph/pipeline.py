@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from ingest import registry
-from ingest.discover import Found, default_roots, discover
+from ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
 from inference import infer
@@ -25,7 +25,7 @@ from sessiongraph.store import FileResult, Store
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "256"))
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
-DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file"})
+DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop"})
 
 
 @dataclass
@@ -57,7 +57,9 @@ def parse_file(found: Found) -> Frames:
     """Run one file through its adapter; an adapter bug becomes a diagnostic, not a crash."""
     if found.harness is None:
         diags = Diagnostics(found.path)
-        diags.add(found.skip_reason or "unknown_format", None, "")
+        reason = found.skip_reason or "unknown_format"
+        if reason in DIAGNOSED_SKIPS:
+            diags.add(reason, None, "")
         return Frames.from_rows(diagnostics=diags.rows)
     try:
         return registry.get(found.harness).parse(found.path)
@@ -72,19 +74,26 @@ def parse_file(found: Found) -> Frames:
         return Frames.from_rows(diagnostics=diags.rows)
 
 
-Job = tuple[Found, int, int]  # a file to read, with the size and mtime it had when listed
+# A file to read: what discovery found (a path, or a Found for a folder it could not walk), with
+# the size and mtime it had when listed.
+Job = tuple[str | Found, int, int]
 
 
-def _parse_job(job: Job) -> tuple[Job, Frames]:
-    return job, parse_file(job[0])
+def parse_path(item: str | Found) -> tuple[Found, Frames]:
+    """Classify one listed file (reading its head) and parse it: the unit of work an engine runs."""
+    found = item if isinstance(item, Found) else classify(item)
+    return found, parse_file(found)
+
+
+def _parse_job(job: Job) -> tuple[Job, Found, Frames]:
+    return (job, *parse_path(job[0]))
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
-    s = frames.sessions
-    if s.height == 0 or (since is None and until is None):
+    if frames.height("sessions") == 0 or (since is None and until is None):
         return True
-    starts = [t for t in s["started_at"].to_list() if t is not None]
-    ends = [t for t in s["ended_at"].to_list() if t is not None]
+    starts = [t for t in frames.values("sessions", "started_at") if t is not None]
+    ends = [t for t in frames.values("sessions", "ended_at") if t is not None]
     if since is not None and ends and max(ends) < since:
         return False
     if until is not None and starts and min(starts) > until:
@@ -111,28 +120,30 @@ def ingest(
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
-    found = list(discover(paths))  # raises for a named path that does not exist
+    listed = list(candidates(paths))  # raises for a named path that does not exist
     with Store(db) as store:
-        summary = IngestSummary(db=str(store.path), roots=roots, files_found=len(found))
+        summary = IngestSummary(db=str(store.path), roots=roots, files_found=len(listed))
         known = store.fingerprints()
         skipped: Counter[str] = Counter()
         todo: list[Job] = []
-        for f in found:
-            if f.skip_reason in ("not_transcript", "not_a_log"):
-                skipped[f.skip_reason] += 1
+        for item in listed:
+            path = item.path if isinstance(item, Found) else item
+            if os.path.basename(path) in NOT_TRANSCRIPTS:
+                skipped["not_transcript"] += 1
                 continue
             try:
-                st = os.stat(f.path)
+                st = os.stat(path)
                 size, mtime = st.st_size, st.st_mtime_ns
             except OSError:
                 size, mtime = -1, -1
             if since is not None and mtime >= 0 and mtime < since.timestamp() * 1e9:
                 skipped["before_since"] += 1  # not modified since: it holds nothing newer
                 continue
-            if known.get(f.path) == (size, mtime):
+            # An unchanged file is not opened, not even to classify it: the store knows it.
+            if known.get(path) == (size, mtime):
                 summary.files_unchanged += 1
                 continue
-            todo.append((f, size, mtime))
+            todo.append((item, size, mtime))
 
         ingest_id = store.begin_ingest(roots)
         sessions: Counter[str] = Counter()
@@ -141,9 +152,9 @@ def ingest(
         done = 0
         if progress:
             progress(0, len(todo))
-        # engine: where files are parsed (sessiongraph/engines/); everything else runs here.
+        # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
         parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for (f, size, mtime), frames in parsed:
+        for (_item, size, mtime), f, frames in parsed:
             done += 1
             if not _in_window(frames, since, until):
                 skipped["outside_window"] += 1
@@ -152,9 +163,11 @@ def ingest(
                     skipped[f.skip_reason] += 1
                 else:
                     summary.files_read += 1
-                sessions.update(frames.sessions["harness"].to_list())
-                diagnostics.update(frames.diagnostics["code"].to_list())
-                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason))
+                sessions.update(frames.values("sessions", "harness"))
+                diagnostics.update(frames.values("diagnostics", "code"))
+                # Files that are not logs are remembered too, so the next ingest need not open them.
+                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason,
+                                        replaces=f.path in known))
                 if len(batch) >= BATCH_FILES:
                     store.write(batch, ingest_id)
                     batch = []
@@ -187,7 +200,7 @@ def ingest(
 
 
 def _parse_all(jobs: list[Job], workers: int | None):
-    """Yield ``(job, frames)`` in listing order; in-process for one worker or one file."""
+    """Yield ``(job, found, frames)`` in listing order; in-process for one worker or one file."""
     n = workers or os.cpu_count() or 1
     if n <= 1 or len(jobs) < 2:
         for job in jobs:

@@ -63,6 +63,7 @@ class FileResult:
     mtime_ns: int
     frames: Frames
     skip_reason: str | None = None
+    replaces: bool = True  # the store may hold rows of this file already (False: a new file)
 
 
 class Store:
@@ -189,7 +190,8 @@ class Store:
         if not results:
             return
         frames = Frames.concat([r.frames for r in results])
-        paths = pl.DataFrame({"source_path": [r.path for r in results]})
+        # Deleting scans every table: only files the store may already hold need it.
+        paths = pl.DataFrame({"source_path": [r.path for r in results if r.replaces]}, schema={"source_path": pl.String})
         now = datetime.now(UTC)
         files = pl.DataFrame(
             {
@@ -199,8 +201,8 @@ class Store:
                 "mtime_ns": [r.mtime_ns for r in results],
                 "status": ["skipped" if r.skip_reason else "parsed" for r in results],
                 "skip_reason": [r.skip_reason for r in results],
-                "n_sessions": [r.frames.sessions.height for r in results],
-                "n_diagnostics": [r.frames.diagnostics.height for r in results],
+                "n_sessions": [r.frames.height("sessions") for r in results],
+                "n_diagnostics": [r.frames.height("diagnostics") for r in results],
                 "ingest_id": [ingest_id] * len(results),
                 "ingested_at": [now] * len(results),
             },
@@ -210,8 +212,9 @@ class Store:
         con.execute("BEGIN TRANSACTION")
         try:
             con.register("batch_paths", paths.to_arrow())
-            for table in (*FRAME_TABLES, "ingested_files"):
-                con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM batch_paths)")
+            if paths.height:
+                for table in (*FRAME_TABLES, "ingested_files"):
+                    con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM batch_paths)")
             for table, df in frames.tables().items():
                 if df.height:
                     con.register("batch_rows", df.to_arrow())

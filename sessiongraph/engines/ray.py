@@ -3,10 +3,11 @@
 ``sessiongraph ingest PATHS --engine ray [--ray-address ADDR] --out-parquet DIR`` runs the same
 pipeline as the local engine; only the parse step moves:
 
-- **driver** (the machine running the command): discover (lists the files and reads the first
-  64 KiB of each to pick its adapter), the store writes, the inference passes, the Parquet writer.
+- **driver** (the machine running the command): discover (lists the files and skips those the
+  store already holds unchanged), the store writes, the inference passes, the Parquet writer.
 - **cluster**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs its files
-  through ``pipeline.parse_file``, the very function of the local engine, and returns one Arrow
+  through ``pipeline.parse_path`` (read the head to pick the adapter, then parse), the very
+  function of the local engine, and returns one Arrow
   block holding a row per file and one ``large_list<struct>`` column per frame. The driver
   streams the blocks back in listing order and commits them to the store batch by batch, so the
   store holds the same rows and the dataset the same bytes as with the local engine
@@ -19,11 +20,8 @@ What scales and what does not:
 - Inference runs once on the driver over the whole store (``inference.infer``): spawn, launch
   and continuation edges could be found per workspace, but artifact flows join reads and writes
   of the same absolute path across all workspaces, and runs follow edges across them, so the
-  passes take every frame at once. Measured on a 200 MB archive (``benchmarks/
-  repeat_samples.py``, 32k log files): 79 MB of frames, inference 33 s, of which the launch pass
-  takes 20 s and a 15 GB peak (it pairs every launch call with every session of the launched
-  harness before filtering by workspace). The driver's memory, not the cluster, bounds the
-  archive size until the passes are partitioned by workspace.
+  passes take every frame at once. The driver's memory, not the cluster, bounds the archive
+  size until the passes are partitioned by workspace (figures: benchmarks/README.md).
 - The store (DuckDB) and the Parquet writer run on the driver; the dataset may go to any pyarrow
   file system (``s3://...``) that the driver can write.
 """
@@ -36,6 +34,7 @@ from collections.abc import Iterator
 import polars as pl
 import pyarrow as pa
 
+from ingest.discover import Found
 from ingest.frames import SCHEMAS, Frames
 from sessiongraph.errors import SessiongraphError
 
@@ -57,7 +56,7 @@ def _ray():
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, frames)`` for every job, in listing order, parsed by Ray tasks.
+    """``(job, found, frames)`` for every job, in listing order, parsed by Ray tasks.
 
     Connects to ``address`` (else ``$RAY_ADDRESS``, else a new local Ray) unless Ray is already
     initialised in this process; a Ray it started is shut down at the end. ``workers`` caps the
@@ -81,14 +80,17 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
     level = log.level
     log.setLevel(logging.ERROR)  # Ray Data's per-run INFO lines would drown the ingest summary
     try:
-        items = [{"i": i, "path": f.path, "harness": f.harness, "skip_reason": f.skip_reason}
-                 for i, (f, _size, _mtime) in enumerate(jobs)]
+        items = []
+        for i, (item, _size, _mtime) in enumerate(jobs):
+            problem = item if isinstance(item, Found) else None  # a folder discovery could not walk
+            items.append({"i": i, "path": problem.path if problem else item,
+                          "skip_reason": problem.skip_reason if problem else None})
         ds = ray.data.from_items(items).map_batches(
             parse_batch, batch_format="pyarrow", batch_size=FILES_PER_TASK, concurrency=workers,
         )
         for block in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            for i, frames in unpack(block):
-                yield jobs[i], frames
+            for i, found, frames in unpack(block):
+                yield jobs[i], found, frames
     finally:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
         log.setLevel(level)
@@ -97,14 +99,20 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
-    """Ray task: parse each file of ``batch`` (columns i, path, harness, skip_reason) into one
-    Arrow block: ``i`` plus a ``large_list<struct>`` column per frame, one list per file."""
-    from ingest.discover import Found
-    from sessiongraph.pipeline import parse_file
+    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason) into one
+    Arrow block: ``i``, ``harness``, ``skip_reason`` plus a ``large_list<struct>`` column per
+    frame, one list per file."""
+    from sessiongraph.pipeline import parse_path
 
     rows = batch.to_pylist()
-    parsed = [parse_file(Found(r["path"], r["harness"], r["skip_reason"])).tables() for r in rows]
-    columns = {"i": pa.array([r["i"] for r in rows], pa.int64())}
+    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"]) for r in rows]
+    parsed = [frames.tables() for _found, frames in done]
+    columns = {
+        "i": pa.array([r["i"] for r in rows], pa.int64()),
+        "path": pa.array([found.path for found, _ in done], pa.large_string()),
+        "harness": pa.array([found.harness for found, _ in done], pa.large_string()),
+        "skip_reason": pa.array([found.skip_reason for found, _ in done], pa.large_string()),
+    }
     for name, schema in SCHEMAS.items():
         frames = [p[name] for p in parsed]
         values = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
@@ -116,11 +124,13 @@ def parse_batch(batch: pa.Table) -> pa.Table:
     return pa.table(columns)
 
 
-def unpack(block: pa.Table) -> Iterator[tuple[int, Frames]]:
-    """The ``(i, frames)`` of every file in a block that ``parse_batch`` made."""
+def unpack(block: pa.Table) -> Iterator[tuple[int, Found, Frames]]:
+    """The ``(i, found, frames)`` of every file in a block that ``parse_batch`` made."""
     from inference.edges import conform
 
     index = block.column("i").to_pylist()
+    found = [Found(*f) for f in zip(*(block.column(c).to_pylist() for c in ("path", "harness", "skip_reason")),
+                                     strict=True)]
     per_frame = {}
     for name, schema in SCHEMAS.items():
         lists = block.column(name).combine_chunks()
@@ -128,7 +138,7 @@ def unpack(block: pa.Table) -> Iterator[tuple[int, Frames]]:
         flat = conform(pl.from_arrow(pa.Table.from_struct_array(lists.flatten())), schema)
         per_frame[name] = [flat.slice(a - offsets[0], b - a) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
     for k, i in enumerate(index):
-        yield i, Frames(**{name: parts[k] for name, parts in per_frame.items()})
+        yield i, found[k], Frames(**{name: parts[k] for name, parts in per_frame.items()})
 
 
 def check() -> None:
