@@ -23,6 +23,12 @@ from sessiongraph.store import FileResult, Store
 # kill mid-ingest loses little work (every committed batch stays). The variable exists for the
 # crash tests, which need many batches from few files.
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "256"))
+# DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
+# about a second rather than the whole ingest, the ingest closes the store after a batch once it
+# has held it HOLD_S, and leaves it closed at least READER_GAP_S (readers poll every 0.25 s) while
+# it goes on parsing; the batches written meanwhile just grow.
+HOLD_S = 1.0
+READER_GAP_S = 0.3
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
 DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop"})
@@ -149,6 +155,7 @@ def ingest(
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
+        released_at: float | None = None  # when the store was last closed for readers
         done = 0
         if progress:
             progress(0, len(todo))
@@ -168,14 +175,20 @@ def ingest(
                 # Files that are not logs are remembered too, so the next ingest need not open them.
                 batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason,
                                         replaces=f.path in known))
-                if len(batch) >= BATCH_FILES:
+                if len(batch) >= BATCH_FILES and (
+                    released_at is None or time.monotonic() - released_at >= READER_GAP_S
+                ):
                     store.write(batch, ingest_id)
                     batch = []
+                    released_at = time.monotonic() if store.release(held_for_s=HOLD_S) else None
             if progress:
                 progress(done, len(todo))
         store.write(batch, ingest_id)
         if store.needs_inference():  # any batch written now, or by an ingest killed before inferring
-            store.write_inference(infer(store.load_frames()))
+            frames = store.load_frames()
+            store.release()  # readers may query the stored frames while the passes run
+            store.write_inference(infer(frames))
+            del frames
             summary.inferred = True
         summary.files_skipped = sum(skipped.values())
         summary.skipped_by_reason = dict(sorted(skipped.items()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 from dataclasses import dataclass
@@ -81,14 +82,40 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # Never fetch extensions from the network: a store must open offline. A reader may not touch
         # files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
-        config = {"autoinstall_known_extensions": False}
+        self._config = {"autoinstall_known_extensions": False}
         if read_only:
-            config["enable_external_access"] = False
-        self.con = self._connect(config)
-        if not read_only:
-            self._migrate()
-        else:
-            self._check_version()
+            self._config["enable_external_access"] = False
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._opened_at = 0.0
+        # Writers exclude each other for their whole run with a lock file; DuckDB's own lock is
+        # held only while a transaction is being written (see release), so readers get in between.
+        self._writer_lock = None if read_only else _take_writer_lock(self.path)
+        try:
+            if not read_only:
+                self._migrate()
+            else:
+                self._check_version()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection, opened on first use (again after :meth:`release`)."""
+        if self._con is None:
+            self._con = self._connect(self._config)
+            self._opened_at = time.monotonic()
+        return self._con
+
+    def release(self, held_for_s: float = 0.0) -> bool:
+        """Close the DuckDB connection if it has been open ``held_for_s`` or longer, so a reader
+        waiting on DuckDB's file lock can get in; the next use reopens it (about 10 ms).
+        Returns whether it closed."""
+        if self._con is not None and time.monotonic() - self._opened_at >= held_for_s:
+            self._con.close()
+            self._con = None
+            return True
+        return False
 
     def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
@@ -100,7 +127,7 @@ class Store:
                 busy = "lock" in str(exc).lower()
                 if busy and time.monotonic() < deadline:
                     time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
-                    pause = min(pause * 2, 1.0)
+                    pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
                     continue
                 why = (f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
                        "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)" if busy else _first_line(exc))
@@ -117,7 +144,10 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.con.close()
+        self.release()
+        if self._writer_lock is not None:
+            self._writer_lock.close()  # closing the file drops the flock
+            self._writer_lock = None
 
     # -- schema ------------------------------------------------------------------------------
 
@@ -284,6 +314,33 @@ class Store:
 
     def counts(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
+
+
+def _take_writer_lock(db: Path):
+    """An exclusive flock on ``<db>.lock``, waited for up to LOCK_TIMEOUT_S; the open file is the
+    lock (the OS drops it when the process dies, so a killed ingest never leaves a stale lock)."""
+    lock_path = db.with_name(db.name + ".lock")
+    try:
+        fh = open(lock_path, "a+")  # noqa: SIM115 - held open for the Store's life
+    except OSError as exc:
+        raise SessiongraphError(f"cannot open store {db}: cannot create {lock_path}: {exc.strerror}",
+                                path=str(db)) from None
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    pause = 0.05
+    while True:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fh
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                fh.close()
+                raise SessiongraphError(
+                    f"cannot open store {db}: another sessiongraph is writing it (waited {LOCK_TIMEOUT_S:g}s; "
+                    "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)",
+                    path=str(db),
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
 
 def _first_line(exc: BaseException) -> str:

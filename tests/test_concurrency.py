@@ -7,9 +7,11 @@ import subprocess
 import sys
 import time
 
+from sessiongraph.errors import SessiongraphError
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
+from tests.test_discover import CLAUDE_LINE
 
 LOGS = SAMPLES / "claude-code"
 
@@ -28,9 +30,10 @@ def test_a_busy_store_is_a_clear_error_not_corruption(tmp_path):
         reader = _cli("query", "SELECT count(*) FROM sessions", "--db", db, timeout_s="1")
         out_w, err_w = second.communicate(timeout=60)
         out_r, err_r = reader.communicate(timeout=60)
-    for proc, err in ((second, err_w), (reader, err_r)):
-        assert proc.returncode == 1
-        assert "another process is using it (waited 1s" in err and "Traceback" not in err
+    assert second.returncode == 1 and "Traceback" not in err_w
+    assert "another sessiongraph is writing it (waited 1s" in err_w
+    assert reader.returncode == 1 and "Traceback" not in err_r
+    assert "another process is using it (waited 1s" in err_r
     with Store(db, read_only=True) as s:
         assert s.query("SELECT count(*) FROM sessions").item() == 16
 
@@ -45,3 +48,40 @@ def test_a_reader_waits_for_the_writer_to_finish(tmp_path):
     out, err = reader.communicate(timeout=60)
     assert reader.returncode == 0, err
     assert out.splitlines() == ["n", "16"]
+
+
+def test_readers_get_in_while_a_long_ingest_writes(tmp_path):
+    """An ingest closes the store between batches: a reader sees committed batches mid-ingest
+    (whole files only) instead of waiting for the whole run."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    line = CLAUDE_LINE.decode()
+    n_files = 12000
+    for i in range(n_files):
+        sid = f"11111111-2222-4333-8444-{i:012d}"
+        (logs / f"{sid}.jsonl").write_text(line.replace("11111111-2222-4333-8444-555555555555", sid))
+    db = tmp_path / "s.duckdb"
+    env = dict(os.environ, SESSIONGRAPH_BATCH_FILES="25")
+    writer = subprocess.Popen([sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(db),
+                               "--workers", "1", "--json"], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen_mid_ingest = []
+    try:
+        while writer.poll() is None:
+            if db.exists():
+                try:
+                    with Store(db, read_only=True) as s:
+                        files, sessions = s.query(
+                            "SELECT (SELECT count(*) FROM ingested_files), (SELECT count(*) FROM sessions)").row(0)
+                except SessiongraphError:
+                    continue  # store still being created
+                if writer.poll() is None:
+                    seen_mid_ingest.append((files, sessions))
+            time.sleep(0.05)
+        out, err = writer.communicate(timeout=120)
+    finally:
+        writer.kill()
+    assert writer.returncode == 0, err
+    partial = [(f, n) for f, n in seen_mid_ingest if 0 < f < n_files]
+    assert partial, f"no read got in during the ingest: {seen_mid_ingest[:5]}"
+    assert all(f == n for f, n in partial)  # one session per file: batches are seen whole
