@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
+from ingest import resume
+from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, text_hash
 from ingest.paths import normalise
+from ingest.resume import Checkpoint
 
 NAME = "claude-code"
 
@@ -90,7 +92,10 @@ class _Session:
     entrypoint: str | None = None
     slug: str | None = None
     ancestor: str | None = None
-    first_prompt: str | None = None
+    # Only the first prompt's hash and whether it was the warm-up ping are kept: parser state
+    # may be stored in a checkpoint, and no prompt text may be.
+    first_prompt_hash: str | None = None
+    warmup: bool = False
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
 
@@ -110,7 +115,12 @@ class _Session:
 
 
 def parse(path: str) -> Frames:
-    return _Parser(path).run()
+    return parse_from(path)[0]
+
+
+def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
+    """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
+    return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub)
 
 
 class _Parser:
@@ -136,25 +146,45 @@ class _Parser:
         self.sessions: dict[str, _Session] = {}
         self.calls: dict[str, dict] = {}
         self.call_session: dict[str, str] = {}
-        self.prompts: dict[str, str] = {}  # spawn call id -> prompt, to place inline sidechains
+        self.prompts: dict[str, str] = {}  # spawn call id -> prompt hash, to place inline sidechains
         self.open_spawns: list[str] = []
         self.usage: dict[tuple[str, str], dict] = {}
         self.progress: dict[str, str] = {}
         self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
         self.continued_from: str | None = None
 
+    # -- state (ingest.resume) -----------------------------------------------------------------
+
+    _STATE = ("native", "calls", "call_session", "prompts", "open_spawns", "usage", "progress",
+              "sidechain_root", "continued_from")
+
+    def state(self) -> dict:
+        out = {k: getattr(self, k) for k in self._STATE}
+        # fields() not asdict(): asdict would rebuild the Counter from (model, n) pairs.
+        out["sessions"] = [{f.name: getattr(s, f.name) for f in fields(s)} for s in self.sessions.values()]
+        out["diagnostics"] = self.diags.rows
+        return out
+
+    @classmethod
+    def restore(cls, path: str, state: dict) -> _Parser:
+        parser = cls(path)
+        for k in cls._STATE:
+            setattr(parser, k, state[k])
+        parser.sessions = {d["key"]: _Session(**d) for d in state["sessions"]}
+        parser.diags.rows = state["diagnostics"]
+        return parser
+
     # -- reading -----------------------------------------------------------------------------
 
-    def run(self) -> Frames:
-        for n, rec in read_records(self.path, self.diags):
-            self._record(n, rec)
+    def frames(self) -> Frames:
+        """The file's frames; called once, after the last record."""
         if self.native is None:
             if self.sessions or self.calls:
                 self.diags.add("no_session", None, "no record carries a sessionId")
             return Frames.from_rows(diagnostics=self.diags.rows)
         return self._frames()
 
-    def _record(self, n: int, rec: dict) -> None:
+    def feed(self, n: int, rec: dict) -> None:
         rtype = rec.get("type")
         if not isinstance(rtype, str):
             self.diags.add("unknown_record_type", n, f"type is {json_type(rtype)}")
@@ -292,8 +322,7 @@ class _Parser:
             )
             prompt = as_str(inp.get("prompt"))
             if prompt is not None:
-                row["prompt_hash"] = text_hash(prompt)
-                self.prompts[call_id] = prompt
+                row["prompt_hash"] = self.prompts[call_id] = text_hash(prompt)
             self.open_spawns.append(call_id)
         elif tool in SHELL_TOOLS:
             row.update(
@@ -315,10 +344,10 @@ class _Parser:
         if msg is None:
             return
         content = msg.get("content")
-        if sess.first_prompt is None and not rec.get("isMeta"):
+        if sess.first_prompt_hash is None and not rec.get("isMeta"):
             text = _prompt_text(content)
             if text is not None:
-                sess.first_prompt = text
+                sess.first_prompt_hash, sess.warmup = text_hash(text), text == WARMUP_PROMPT
                 if sess.key and sess.n_records == 1:
                     self._place_sidechain(sess, text)
                 cited = HANDOFF_CITE.search(text) if not sess.key else None
@@ -336,8 +365,9 @@ class _Parser:
     def _place_sidechain(self, sess: _Session, prompt: str) -> None:
         # Inline sidechains sit between their Task call and its result; the call whose prompt
         # equals the sidechain's first prompt is its parent, else the latest unanswered one.
+        digest = text_hash(prompt)
         for call_id in reversed(self.open_spawns):
-            if self.prompts.get(call_id) == prompt:
+            if self.prompts.get(call_id) == digest:
                 sess.parent_tool_use_id = call_id
                 return
 
@@ -418,7 +448,7 @@ class _Parser:
             kind = "compaction"
         elif self.layout == "workflow" or agent_type == "workflow-subagent":
             kind = "workflow"
-        elif s.first_prompt == WARMUP_PROMPT:
+        elif s.warmup:
             kind = "warmup"
         else:
             kind = "subagent"
@@ -448,7 +478,7 @@ class _Parser:
             "agent_type": agent_type,
             "forked_from_id": s.ancestor,
             "continued_from_id": None if is_child else self.continued_from,
-            "first_prompt_hash": text_hash(s.first_prompt) if s.first_prompt is not None else None,
+            "first_prompt_hash": s.first_prompt_hash,
             "n_records": s.n_records,
         }
 

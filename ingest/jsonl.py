@@ -50,7 +50,7 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
                 if not raw.strip():
                     continue
                 any_content = True
-                record = _decode(raw, n, diags)
+                record = decode_line(raw, n, diags)
                 if record is not None:
                     yield n, record
         except OSError as exc:
@@ -60,7 +60,8 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
         diags.add("empty_file", None, "no records")
 
 
-def _decode(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
+def decode_line(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
+    """One line's JSON object, or None with a diagnostic (repairing invalid UTF-8 if it can)."""
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:

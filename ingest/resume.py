@@ -1,0 +1,181 @@
+"""Reading an append-only transcript from where the last ingest stopped.
+
+Claude Code and Codex append to a transcript for as long as a session lives, so most changed
+files on a re-ingest are files that only grew. A resumable adapter keeps its parser state in a
+:class:`Checkpoint` taken at the end of the last complete line; the next ingest checks that the
+bytes it read are still there (the file's head and the bytes just before the offset), restores
+the state and reads only what was appended. The frames it returns are those of a cold parse of
+the whole file, so the store replaces the file's rows exactly as for any changed file.
+
+A line still being written (no newline yet) is parsed for this ingest but is never part of a
+checkpoint: the next ingest reads it again, whole, from the checkpoint's offset.
+
+Parser state is stored as a pickle that only plain data may be loaded from (:func:`loads`): a
+store file someone hands you cannot run code through it. The state holds no log text (prompts
+are kept as hashes, commands only under the ``full`` profile; see ``scrub``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from ingest.frames import Frames
+from ingest.jsonl import Diagnostics, decode_line
+
+# Files smaller than this are simply read again: a checkpoint would cost more than it saves.
+MIN_BYTES = int(os.environ.get("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", str(1 << 20)))
+SEAM = 4096  # bytes hashed at the head of the file and just before the offset
+_READ = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    offset: int  # bytes of complete lines already read
+    line: int  # lines already read
+    head_sha: str  # sha256 of the first SEAM bytes (fewer if the offset is smaller)
+    seam_sha: str  # sha256 of the SEAM bytes before the offset
+    state: bytes  # the parser's state, see dumps/loads
+
+
+class Parser(Protocol):
+    """What a resumable adapter's parser offers."""
+
+    diags: Diagnostics
+
+    def feed(self, n: int, record: dict) -> None: ...
+
+    def frames(self) -> Frames: ...
+
+    def state(self) -> dict: ...
+
+
+def parse(
+    path: str,
+    new: Callable[[str], Parser],
+    restore: Callable[[str, dict], Parser],
+    checkpoint: Checkpoint | None = None,
+    scrub: Callable[[dict], dict] | None = None,
+) -> tuple[Frames, Checkpoint | None]:
+    """Parse ``path`` from ``checkpoint`` when its bytes are still there, else from the start.
+
+    Returns the frames of the whole file and a checkpoint at its last complete line (None for a
+    small file). ``scrub`` turns the parser state into what may be stored (the privacy profile).
+    """
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below, after both phases
+    except OSError as exc:
+        parser = new(path)
+        parser.diags.add("unreadable_file", None, type(exc).__name__)
+        return parser.frames(), None
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            complete = _complete_end(fh, size)
+            start, line, parser = 0, 0, None
+            if checkpoint is not None and checkpoint.offset <= complete and _same_bytes(fh, checkpoint):
+                try:
+                    parser = restore(path, loads(checkpoint.state))
+                    start, line = checkpoint.offset, checkpoint.line
+                except (pickle.UnpicklingError, zlib.error, EOFError, KeyError, TypeError, ValueError):
+                    parser = None  # a state this version cannot use: read the file whole
+            if parser is None:
+                parser = new(path)
+            fh.seek(start)
+            line, any_content = _feed(parser, fh, line, complete - start)
+            saved = None
+            if complete >= MIN_BYTES:
+                state = parser.state()
+                saved = Checkpoint(complete, line, *_hashes(fh, complete), dumps(scrub(state) if scrub else state))
+            fh.seek(complete)
+            _, tail = _feed(parser, fh, line, size - complete)  # the line still being written
+        except OSError as exc:
+            parser = parser or new(path)
+            parser.diags.add("unreadable_file", None, type(exc).__name__)
+            return parser.frames(), None
+    if start == 0 and not (any_content or tail):
+        parser.diags.add("empty_file", None, "no records")
+    return parser.frames(), saved
+
+
+def _feed(parser: Parser, fh: io.BufferedReader, line: int, length: int) -> tuple[int, bool]:
+    """Feed ``length`` bytes of lines from the current position; returns (last line, any content)."""
+    any_content = False
+    for raw in _lines(fh, length):
+        line += 1
+        if not raw.strip():
+            continue
+        any_content = True
+        record = decode_line(raw, line, parser.diags)
+        if record is not None:
+            parser.feed(line, record)
+    return line, any_content
+
+
+def _lines(fh: io.BufferedReader, length: int) -> Iterator[bytes]:
+    """The lines of the next ``length`` bytes (the last one may lack its newline)."""
+    left = length
+    while left > 0:
+        raw = fh.readline(left)
+        if not raw:
+            return
+        left -= len(raw)
+        yield raw
+
+
+def _complete_end(fh: io.BufferedReader, size: int) -> int:
+    """Offset just past the last newline: where a checkpoint may be taken."""
+    pos = size
+    while pos > 0:
+        step = min(_READ, pos)
+        fh.seek(pos - step)
+        chunk = fh.read(step)
+        k = chunk.rfind(b"\n")
+        if k >= 0:
+            return pos - step + k + 1
+        pos -= step
+    return 0
+
+
+def _hashes(fh: io.BufferedReader, offset: int) -> tuple[str, str]:
+    fh.seek(0)
+    head = hashlib.sha256(fh.read(min(SEAM, offset))).hexdigest()
+    fh.seek(max(0, offset - SEAM))
+    seam = hashlib.sha256(fh.read(min(SEAM, offset))).hexdigest()
+    return head, seam
+
+
+def _same_bytes(fh: io.BufferedReader, cp: Checkpoint) -> bool:
+    """The file still starts, and still reads up to the offset, as when the checkpoint was taken
+    (a rewritten file fails this and is read whole)."""
+    return _hashes(fh, cp.offset) == (cp.head_sha, cp.seam_sha)
+
+
+# -- state serialisation ---------------------------------------------------------------------
+
+# Everything a parser state may hold besides dicts, lists, tuples, strings and numbers.
+_ALLOWED = {
+    ("datetime", "datetime"), ("datetime", "timezone"), ("datetime", "timedelta"),
+    ("collections", "Counter"), ("builtins", "set"), ("builtins", "frozenset"),
+}
+
+
+def dumps(state: dict) -> bytes:
+    return zlib.compress(pickle.dumps(state, protocol=5), 1)
+
+
+class _PlainData(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"checkpoint holds {module}.{name}, which is not plain data")
+
+
+def loads(blob: bytes) -> dict:
+    return _PlainData(io.BytesIO(zlib.decompress(blob))).load()
