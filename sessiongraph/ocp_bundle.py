@@ -39,8 +39,9 @@ JOIN (
            any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
            min(started_at) AS started_at, max(ended_at) AS ended_at,
            -- the state the latest-ending row records (every row of one file records the same)
-           arg_max(state, ended_at) AS state,
-           arg_max(waiting_on, ended_at) FILTER (WHERE state IS NOT NULL) AS waiting_on
+           arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
+           arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL)
+               AS waiting_on
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
