@@ -1,6 +1,6 @@
 """The frames contract: the one boundary between adapters and inference passes.
 
-Every adapter's ``parse(path)`` returns a :class:`Frames` whose five frames have exactly the
+Every adapter's ``parse(path)`` returns a :class:`Frames` whose frames have exactly the
 schemas below (an empty frame still carries its schema). ``sql/schema.sql`` mirrors these
 columns; ``tests/test_schema.py`` fails when the two disagree.
 
@@ -9,6 +9,11 @@ Token columns mean the same thing for every harness:
 ``cache_creation_5m_tokens``/``cache_creation_1h_tokens`` the two cache-write buckets (their sum
 is ``cache_creation_tokens``), ``output_tokens`` all generated tokens and ``reasoning_tokens``
 the part of them spent on reasoning (already included in ``output_tokens``).
+
+Outcomes are optional: a log that records how work ended (a Prickle task's state, evidence and
+verdicts) fills the ``state``/``waiting_on``/``status``/``outcome_tier`` columns of ``sessions``
+and the ``outcomes`` frame, in OCP's own vocabularies; every other adapter leaves them null and
+empty, and the OCP writer then says only what a bare log can (``settled_unverified``).
 
 No prompt, completion or tool-output text is held here (the OCP ``metadata_only`` profile).
 """
@@ -35,6 +40,21 @@ SESSION_KINDS: tuple[str, ...] = (
     "main", "subagent", "compaction", "warmup", "workflow", "review",
     "imported",  # a node of an imported run document: its lineage is the document's, not inferred
 )
+
+# OCP 0.3 vocabularies (shared/specs/ocp-0.3-digest.md section 5): node state (recommended),
+# attempt status (closed; the last six are terminal) and outcome tier (closed).
+NODE_STATES: tuple[str, ...] = (
+    "queued", "working", "review", "blocked", "done", "failed", "rejected", "canceled", "settled_unverified",
+)
+ATTEMPT_STATUSES: tuple[str, ...] = (
+    "queued", "working", "done", "failed", "rejected", "canceled", "settled_unverified", "lost",
+)
+TERMINAL_STATUSES: tuple[str, ...] = ATTEMPT_STATUSES[2:]
+# Strongest first: checked mechanically, stated by another party, inferred, claimed by the worker.
+OUTCOME_TIERS: tuple[str, ...] = ("verified", "reported", "heuristic", "asserted")
+# state: one step of a session's state history; evidence: one item offered for an attempt's
+# result; verdict: one acceptance criterion judged.
+OUTCOME_KINDS: tuple[str, ...] = ("state", "evidence", "verdict")
 
 SESSIONS = pl.Schema(
     {
@@ -77,6 +97,15 @@ SESSIONS = pl.Schema(
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,
         "n_records": pl.Int64,
+        # How the work stands, when the log records it (null otherwise). Same on every attempt row
+        # of a session: its current state, OCP node vocabulary (NODE_STATES), and what it waits on
+        # when blocked, as the harness names it (Prickle waiting_on).
+        "state": pl.String,
+        "waiting_on": pl.String,
+        # This attempt's status, OCP attempt vocabulary (ATTEMPT_STATUSES), and how its outcome is
+        # known (OUTCOME_TIERS); null when the log does not say.
+        "status": pl.String,
+        "outcome_tier": pl.String,
     }
 )
 
@@ -149,6 +178,27 @@ DIAGNOSTICS = pl.Schema(
     }
 )
 
+# What a log records about how work went, one row per fact (Prickle: a task's state history,
+# its result evidence and verdicts). Metadata only: never a summary, note or evidence text.
+OUTCOMES = pl.Schema(
+    {
+        "session_id": pl.String,
+        "attempt": pl.Int32,  # the attempt it concerns, as in sessions; null means 1
+        "ts": TS,  # when it was observed
+        "kind": pl.String,  # one of OUTCOME_KINDS
+        "native_state": pl.String,  # state: the harness's own state name (Prickle: one of its 11)
+        "waiting_on": pl.String,  # state: what a waiting state waits on
+        "evidence_kind": pl.String,  # evidence: what it is (Prickle: test_output, commit, note ...)
+        "verifier": pl.String,  # evidence: who vouches for it (Prickle: ci, assignee, requester, person)
+        "criterion": pl.Int32,  # verdict: the 0-based acceptance criterion judged
+        "accepted": pl.Boolean,  # verdict: whether that criterion was met
+        "tier": pl.String,  # evidence, verdict: one of OUTCOME_TIERS
+        "ref": pl.String,  # evidence: the link or artifact it names (url, sha256:<hex>, git:<sha>)
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
 # Run documents other producers wrote (OCP), kept whole: their graph is theirs to state.
 DOCUMENTS = pl.Schema(
     {
@@ -189,12 +239,13 @@ SCHEMAS: dict[str, pl.Schema] = {
     "usage": USAGE,
     "diagnostics": DIAGNOSTICS,
     "documents": DOCUMENTS,
+    "outcomes": OUTCOMES,
 }
 
 
 class Frames:
     """The frames one parse produces: one table per entry of :data:`SCHEMAS` (``documents`` only
-    from run-document sources).
+    from run-document sources, ``outcomes`` only from logs that record outcomes).
 
     Adapters hand over plain row dicts (:meth:`from_rows`); the polars frames are built only when
     a table is first read, and :meth:`concat` joins row-backed parts before building, so an ingest

@@ -26,14 +26,57 @@ Mapping (every task is a node):
   (a packet, memory fact or checkpoint the result used) is a read of ``sha256:<hex>`` at
   ``lineage.recorded_at``: the artifact pass joins it to the task that wrote that hash (verified
   artifact edge), or counts it as a read of something no logged task wrote.
-- Not representable in the frames, so not read: the task ``state`` beyond its validation (node
-  state, ``waiting_on``), ``result.evidence`` and ``result.verdicts``, checkpoints. Packet text,
-  context, summaries and notes are text: never in the frames.
+- Outcome (``ingest/prickle_outcome.py``). The latest snapshot's ``state`` -> ``sessions.state``,
+  an OCP node state, on every attempt row; a valid ``waiting_on`` -> ``sessions.waiting_on``:
+
+  ==============  ==========  =====================================================
+  task state      node state  why
+  ==============  ==========  =====================================================
+  requested       queued      a handoff created it; the permission gate comes next
+  routed          queued      sent to an assignee who has not taken it up
+  accepted        queued      taken up; work (and checkpoints) start with working
+  working         working
+  waiting         blocked     on ``waiting_on`` (owner_approval, human, agent, stopped)
+  verifying       review      a result came back; its evidence is being checked
+  approval        review      a result awaits its owner's approval
+  returned        review      back with its requester (the seed documents no more;
+                              the schema does not count it among the 3 end states)
+  completed       done
+  rejected        rejected
+  cancelled       canceled    OCP's spelling
+  ==============  ==========  =====================================================
+
+  Each attempt's ``status`` (OCP attempt status): its revision's ``result.status`` when that
+  decides (``accepted`` done, ``rejected`` rejected, ``cancelled`` canceled, ``superseded``
+  settled_unverified); an earlier attempt otherwise ``settled_unverified`` (a later revision
+  followed; no verdict on it is recorded). The current attempt otherwise follows the task state:
+  an end state settles it (done, rejected, canceled); a returned result not yet judged is
+  ``settled_unverified``; with no result, ``queued`` before work starts (requested, routed,
+  accepted, or waiting on ``owner_approval``: the gate holds it before routing), else ``working``.
+  A state outside the 11 leaves state and status null (the OCP writer then writes
+  ``settled_unverified``, as for a bare log).
+  ``outcome_tier`` (how the outcome is known) for a settled attempt: ``done`` takes the strongest
+  tier of its evidence (``ci`` verified: a mechanical check; ``requester``/``person`` reported;
+  ``assignee`` or no verifier asserted: the worker's own claim), raised to reported by verdicts;
+  rejected, canceled and a returned result awaiting a verdict are the server's record, reported
+  (the evidence backs the work, not the refusal); an attempt known only from a later revision
+  number is heuristic.
+  ``outcomes`` rows: ``state``, one per change of (state, waiting_on) across the snapshots in
+  ``updated_at`` order (the sequence of states; OCP ``note`` events), attempt = the snapshot's
+  revision; ``evidence``, one per ``result.evidence`` item of each revision (``evidence_kind``,
+  ``verifier``, ``tier``, ``ts`` = ``observed_at`` else ``returned_at``, ``ref`` = the result
+  artifact its ``artifact`` index names, else its ``url``; a ``data:`` url is content and is
+  dropped); ``verdict``, one per ``result.verdicts`` item (``criterion``, ``accepted``, tier
+  reported, at the first snapshot that carried the revision's verdicts; OCP run signals).
+- Text: packet text and context, result and evidence summaries, evidence content, verdict notes,
+  ``reason`` and checkpoints are never read into the frames. The ingest has no ``full`` profile
+  yet; when it has, they belong in its ``texts`` frame only.
 
 Bad input is a diagnostics row, never an exception: an entry that is not an object
 ``not_object``; a task without a valid ``id`` (left out) or missing required keys (kept)
-``bad_document``; a ``state``/``waiting_on`` outside the schema's values or a field of the wrong
-shape ``wrong_type`` (the field is ignored); an unparseable time ``bad_timestamp``.
+``bad_document``; a ``state``/``waiting_on`` (or an evidence ``kind``/``verifier``) outside the
+schema's values or a field of the wrong shape ``wrong_type`` (the field is ignored, a bad evidence
+or verdict item left out); an unparseable time ``bad_timestamp``.
 """
 
 from __future__ import annotations
@@ -46,15 +89,13 @@ from datetime import datetime
 
 import orjson
 
+from ingest import prickle_outcome as outcome
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_document, read_records, text_hash
+from ingest.prickle_outcome import NODE_STATE, WAITING_ON, known
 
 NAME = "prickle"
-STATES = frozenset({
-    "requested", "routed", "accepted", "working", "waiting", "verifying", "approval", "completed",
-    "rejected", "cancelled", "returned",
-})
-WAITING_ON = frozenset({"owner_approval", "human", "agent", "stopped"})
+STATES = frozenset(NODE_STATE)  # the schema's 11 task states
 REQUIRED = (
     "id", "project", "state", "waiting_on", "requester", "assignee", "packet", "result",
     "latest_checkpoint", "parent_task_id", "created_at", "updated_at",
@@ -67,6 +108,8 @@ MAX_REVISION = 1000  # the schema allows 2**53; more resubmissions than this is 
 _TASK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+# result.artifacts keys -> the path their write is logged under (a content hash, else a commit)
+ARTIFACT_KEYS = (("sha256", _SHA256, "sha256:"), ("commit_sha", _COMMIT, "git:"))
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -121,6 +164,7 @@ class _Snapshot:
     where: str
     order: int
     updated: datetime | None = None
+    revision: int = 1  # the result.revision it carries; 1 before any result
 
 
 @dataclass
@@ -158,12 +202,10 @@ class _Tasks:
         else:  # .jsonl, or task objects one per line in a .json file
             for n, rec in read_records(self.path, self.d):
                 self._record(rec, n, f"line {n}")
-        rows: dict[str, list[dict]] = {
-            "sessions": [], "file_events": [],
-        }
+        rows: dict[str, list[dict]] = {"sessions": [], "file_events": [], "outcomes": []}
         for task in self.tasks.values():
             self._task(task, rows)
-        return Frames.from_rows(sessions=rows["sessions"], file_events=rows["file_events"], diagnostics=self.d.rows)
+        return Frames.from_rows(**rows, diagnostics=self.d.rows)
 
     # -- one snapshot --------------------------------------------------------------------------
 
@@ -179,11 +221,11 @@ class _Tasks:
         if missing:
             self.d.add("bad_document", line, f"{where} task {tid}: missing required keys {', '.join(missing)}")
         state = obj.get("state")
-        if not isinstance(state, str) or state not in STATES:
+        if known(state, STATES) is None:
             shown = f"{state[:30]!r}" if isinstance(state, str) else json_type(state)
             self.d.add("wrong_type", line, f"{where} task {tid}: state {shown} is not one of the 11 task states")
         waiting = obj.get("waiting_on")
-        if waiting is not None and (not isinstance(waiting, str) or waiting not in WAITING_ON):
+        if waiting is not None and known(waiting, WAITING_ON) is None:
             shown = f"{waiting[:30]!r}" if isinstance(waiting, str) else json_type(waiting)
             self.d.add("wrong_type", line, f"{where} task {tid}: waiting_on {shown} is not a waiting reason")
         snap = _Snapshot(obj, line, where, self.n)
@@ -204,22 +246,28 @@ class _Tasks:
         created = self._ts(obj, "created_at", line, tid) or snaps[0].updated
         # revision -> (result, snapshot) from the latest snapshot that carries it
         revisions: dict[int, tuple[dict, _Snapshot]] = {}
+        judged: dict[int, datetime | None] = {}  # revision -> the first snapshot that carries verdicts
         per_attempt: Counter[int] = Counter()
         for s in snaps:
             result = s.obj.get("result")
-            rev = 1
             if isinstance(result, dict):
-                rev = self._revision(result, s, tid)
-                revisions[rev] = (result, s)
+                s.revision = self._revision(result, s, tid)
+                revisions[s.revision] = (result, s)
+                if result.get("verdicts") and s.revision not in judged:
+                    judged[s.revision] = s.updated
             elif result is not None:
                 self.d.add("wrong_type", s.line, f"task {tid}: result: {json_type(result)}")
-            per_attempt[rev] += 1
+            per_attempt[s.revision] += 1
         n_attempts = max([1, *revisions])
         returned = {rev: self._ts(r, "returned_at", s.line, tid) for rev, (r, s) in revisions.items()}
         cause = self._cause(revisions, tid)
         for rev, (result, s) in sorted(revisions.items()):
             rows["file_events"] += self._writes(sid, result, s, tid, returned[rev] or s.updated)
             rows["file_events"] += self._reads(sid, result, s, tid, returned[rev] or s.updated)
+        state, waiting = known(obj.get("state"), STATES), known(obj.get("waiting_on"), WAITING_ON)
+        history = [(s.obj.get("state"), s.obj.get("waiting_on"), s.updated, s.revision, s.line) for s in snaps]
+        rows["outcomes"] += outcome.state_rows(self.path, sid, history)
+        ended = self._outcomes(sid, tid, n_attempts, revisions, returned, judged, state, waiting, rows)
         packet = obj.get("packet") if isinstance(obj.get("packet"), dict) else {}
         if not isinstance(obj.get("packet"), dict) and "packet" in obj:
             self.d.add("wrong_type", line, f"task {tid}: packet: {json_type(obj.get('packet'))}")
@@ -258,8 +306,33 @@ class _Tasks:
                 "depends_on": depends,
                 "first_prompt_hash": text_hash(prompt) if isinstance(prompt, str) else None,
                 "n_records": per_attempt.get(k, 0),
+                "state": NODE_STATE.get(state),
+                "waiting_on": waiting,
+                "status": ended[k][0],
+                "outcome_tier": ended[k][1],
             })
             start = returned.get(k) or start
+
+    def _outcomes(self, sid: str, tid: str, n_attempts: int, revisions: dict[int, tuple[dict, _Snapshot]],
+                  returned: dict[int, datetime | None], judged: dict[int, datetime | None], state: str | None,
+                  waiting: str | None, rows: dict[str, list[dict]]) -> dict[int, tuple[str | None, str | None]]:
+        """Evidence and verdict rows of every returned revision; (status, outcome tier) per attempt."""
+        out = {}
+        for k in range(1, n_attempts + 1):
+            result, s = revisions.get(k, (None, None))
+            tiers, n_verdicts, decided = [], 0, None
+            if result is not None:
+                decided = outcome.result_status(self.d, s.line, tid, result)
+                arts = result.get("artifacts", [])
+                at = returned[k] or s.updated
+                evidence = outcome.evidence_rows(self.d, self.path, sid, k, result, s.line, tid, at,
+                                                 [_artifact_ref(a) for a in arts] if isinstance(arts, list) else None)
+                verdicts = outcome.verdict_rows(self.d, self.path, sid, k, result, s.line, tid, judged.get(k) or at)
+                rows["outcomes"] += evidence + verdicts
+                tiers, n_verdicts = [r["tier"] for r in evidence], len(verdicts)
+            status = outcome.attempt_status(result, decided, k == n_attempts, state, waiting)
+            out[k] = (status, outcome.outcome_tier(status, result, tiers, n_verdicts))
+        return out
 
     def _ts(self, obj: dict, key: str, line: int | None, tid: str) -> datetime | None:
         raw = obj.get(key)
@@ -311,7 +384,7 @@ class _Tasks:
             if not isinstance(art, dict):
                 self.d.add("wrong_type", s.line, f"task {tid}: result.artifacts[{i}]: {json_type(art)}")
                 continue
-            for key, pattern, prefix in (("sha256", _SHA256, "sha256:"), ("commit_sha", _COMMIT, "git:")):
+            for key, pattern, prefix in ARTIFACT_KEYS:
                 value = art.get(key)
                 if value is None:
                     continue
@@ -340,6 +413,16 @@ class _Tasks:
     def _event(self, sid: str, at: datetime | None, path: str, op: str, how: str, line: int | None) -> dict:
         return {"session_id": sid, "call_id": None, "ts": at, "path": path, "op": op, "how": how,
                 "tier": "verified", "source_path": self.path, "line": line}
+
+
+def _artifact_ref(art: object) -> str | None:
+    """The path one result artifact's write is logged under (its content hash, else its commit)."""
+    if isinstance(art, dict):
+        for key, pattern, prefix in ARTIFACT_KEYS:
+            value = art.get(key)
+            if isinstance(value, str) and pattern.match(value):
+                return prefix + value
+    return None
 
 
 def _size(path: str) -> int | None:

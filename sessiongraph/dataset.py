@@ -21,7 +21,7 @@ from sessiongraph.pricing import PriceTable
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TS = pl.Datetime("us", "UTC")
@@ -60,6 +60,7 @@ ATTEMPTS = pl.Schema({
     "parent_tool_use_id": pl.String, "spawn_depth": pl.Int32, "agent_type": pl.String,
     "forked_from_id": pl.String, "root_native_id": pl.String, "continued_from_id": pl.String,
     "caused_by_id": pl.String, "depends_on": STRS, "first_prompt_hash": pl.String, "n_records": pl.Int64,
+    "state": pl.String, "waiting_on": pl.String, "status": pl.String, "outcome_tier": pl.String,
     "requests": pl.Int64, **_TOKEN_COLS, "usd": pl.Float64,
 })
 

@@ -24,19 +24,24 @@ class RunBundle:
     edges: pl.DataFrame  # edges with both ends in this run
     versions: pl.DataFrame  # artifact versions written in this run (consumers may lie outside it)
     writes: pl.DataFrame  # (session_id, path) of every write in the run, for task features
+    outcomes: pl.DataFrame  # state history, evidence and verdicts the logs record, in time order
 
 
 _MEMBERS = """
 SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
        s.harness, s.native_id, s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
-       s.entrypoint, s.model, s.started_at, s.ended_at
+       s.entrypoint, s.model, s.started_at, s.ended_at, s.state, s.waiting_on
 FROM run_sessions m
 JOIN (
     SELECT session_id, any_value(harness) AS harness, any_value(native_id) AS native_id,
            any_value(session_kind) AS session_kind, any_value(agent_type) AS agent_type,
            arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,
            any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
-           min(started_at) AS started_at, max(ended_at) AS ended_at
+           min(started_at) AS started_at, max(ended_at) AS ended_at,
+           -- the state the latest-ending row records (every row of one file records the same)
+           arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
+           arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL)
+               AS waiting_on
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
@@ -45,7 +50,7 @@ ORDER BY m.run_id, m.depth, s.started_at NULLS LAST, m.session_id
 
 _ATTEMPTS = """
 SELECT m.run_id, s.session_id, s.source_path, coalesce(s.attempt, 1) AS attempt, s.started_at, s.ended_at,
-       s.model, s.harness_version, s.cwd
+       s.model, s.harness_version, s.cwd, s.status, s.outcome_tier
 FROM sessions s JOIN run_sessions m USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path, attempt
@@ -91,6 +96,14 @@ ORDER BY ALL
 """
 
 
+_OUTCOMES = """
+SELECT m.run_id, o.* EXCLUDE (ingest_id, attempt), coalesce(o.attempt, 1) AS attempt
+FROM outcomes o JOIN run_sessions m USING (session_id)
+WHERE m.run_id IN (SELECT run_id FROM chosen)
+ORDER BY ALL
+"""
+
+
 def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.DataFrame:
     """The runs to export: the named ones (any id `sessiongraph show` accepts), else all,
     keeping those active on or after ``since``."""
@@ -112,7 +125,7 @@ def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
             name: _split(store.query(sql))
             for name, sql in (
                 ("members", _MEMBERS), ("attempts", _ATTEMPTS), ("usage", _USAGE),
-                ("edges", _EDGES), ("versions", _VERSIONS), ("writes", _WRITES),
+                ("edges", _EDGES), ("versions", _VERSIONS), ("writes", _WRITES), ("outcomes", _OUTCOMES),
             )
         }
     finally:

@@ -4,8 +4,11 @@ Mapping (OCP digest sections 4-5):
 - run: our run id, its span, the root's workspace (the cwd's last folder: an opaque name), a task
   whose type and features are inferred from what the run wrote (heuristic), provenance ``logged``.
 - node: one per session; attempt: one per file the session was logged in (a Codex thread resumed
-  into a second rollout is a second attempt). Status ``settled_unverified``: a log ends, but no
-  log says whether the work was accepted.
+  into a second rollout is a second attempt). Node state, attempt status and outcome come from
+  the log when it records them (a Prickle task: ``sessions.state``/``status``/``outcome_tier``,
+  evidence under the outcome's ``ext``, verdicts as run signals, state history as ``note``
+  events; see ``sessiongraph.ocp_outcome``). Otherwise ``settled_unverified``: a log ends, but
+  no log says whether the work was accepted. An attempt after a rejected one was ``sent_back``.
 - edges: spawn, launch and artifact edges inside the run, each with its tier and evidence; the
   continuation edges (no OCP kind) go under ``ext``. Artifacts: one per written version.
 Nothing textual from the logs is written under ``metadata_only``: titles and evidence are our
@@ -21,7 +24,7 @@ from datetime import datetime
 
 import polars as pl
 
-from sessiongraph import __version__
+from sessiongraph import __version__, ocp_outcome
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.pricing import PriceTable
 
@@ -139,6 +142,17 @@ class _Doc:
         self.attempts_of: dict[str, list[dict]] = {}
         self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
         self.sid_of = {node: sid for sid, node in self.node_of.items()}
+        # (session, file, attempt in the file) -> OCP attempt id, for outcome rows
+        self.attempt_id: dict[tuple, str] = {}
+        self.states, self.verdicts = [], []
+        self.evidence_of: dict[tuple, list[dict]] = {}
+        for r in b.outcomes.iter_rows(named=True):  # by session, then time
+            if r["kind"] == "evidence":
+                self.evidence_of.setdefault((r["session_id"], r["source_path"], r["attempt"]), []).append(r)
+            else:
+                (self.states if r["kind"] == "state" else self.verdicts).append(r)
+        # the harness's own name for each session's current state, which OCP's vocabulary folds
+        self.native_state = {r["session_id"]: r["native_state"] for r in self.states}
 
     def attempt_at(self, sid: str, ts: datetime | None) -> str:
         tries = self.attempts_of[sid]
@@ -157,17 +171,20 @@ class _Doc:
         edges += art_edges
         nodes = [self._node(m) for m in members.values()]
         groups = sorted({n["group"] for n in nodes})
+        sigs = ocp_outcome.signals(self.verdicts, self._attempt_of)
+        for sig in sigs:
+            sig["id"] = ocp_id(sig["id"])
         doc = {
             "ocp": "0.3",
             "producer": {"name": "sessiongraph", "version": __version__, "framework": "sessiongraph"},
             "privacy": {"profile": self.privacy},
-            "run": self._run(members),
+            "run": self._run(members, sigs),
             "groups": [{"id": g, "title": f"session tree {g.split(':', 2)[-1][:40]}"} for g in groups],
             "nodes": nodes,
             "attempts": [{k: v for k, v in a.items() if not k.startswith("_")} for a in attempts],
             "edges": edges,
             "artifacts": artifacts,
-            "events": self._events(attempts, artifacts, edges),
+            "events": self._events(attempts, artifacts, sigs),
         }
         if other_edges:
             doc["ext"] = {f"{EXT}.edges": other_edges}
@@ -177,7 +194,7 @@ class _Doc:
         doc["producer"]["capabilities"] = capabilities(doc)
         return doc
 
-    def _run(self, members: dict[str, dict]) -> dict:
+    def _run(self, members: dict[str, dict], signals: list[dict]) -> dict:
         r = self.b.run
         root = members.get(r["root_session_id"], {})
         paths = self.b.writes["path"].to_list()
@@ -191,6 +208,7 @@ class _Doc:
             "workspace": posixpath.basename((root.get("cwd") or "").rstrip("/")) or None,
             "task": self._task(r["run_id"], paths, root.get("git_repo")),
             "provenance": {"kind": "logged"},
+            "signals": signals or None,
             "ext": {f"{EXT}.run": {
                 "run_id": r["run_id"], "root_session_id": r["root_session_id"], "n_spawns": r["n_spawns"],
                 "n_launches": r["n_launches"], "n_artifact_edges": r["n_artifact_edges"], "max_depth": r["max_depth"],
@@ -203,17 +221,25 @@ class _Doc:
 
     def _node(self, m: dict) -> dict:
         role = m["role"] or "subagent"
-        return {
+        node = {
             "id": self.node_of[m["session_id"]],
             "kind": NODE_KINDS.get(role, "impl"),
             "title": f"{m['harness']} {role}" + (f" ({m['agent_type']})" if m["agent_type"] else ""),
             "group": f"grp:{m['harness']}:{m['native_id']}",
-            "state": "settled_unverified",
+            "state": ocp_outcome.node_state(m["state"]),
             "ext": {f"{EXT}.session": {
                 "session_id": m["session_id"], "session_kind": m["session_kind"], "depth": m["depth"],
                 "agent_type": m["agent_type"], "entrypoint": m["entrypoint"],
             }},
         }
+        if m["waiting_on"]:  # OCP's node has no field for it: a label any reader can see
+            node["labels"] = {"waiting_on": m["waiting_on"]}
+        if m["session_id"] in self.native_state:
+            node["ext"][f"{EXT}.session"]["native_state"] = self.native_state[m["session_id"]]
+        return node
+
+    def _attempt_of(self, row: dict) -> str:
+        return self.attempt_id[(row["session_id"], row["source_path"], row["attempt"])]
 
     def _attempts(self, members: dict[str, dict]) -> list[dict]:
         usage = {}
@@ -225,18 +251,22 @@ class _Doc:
             m = members[sid]
             tries = self.attempts_of.setdefault(sid, [])
             n = len(tries) + 1
+            key = (sid, seg["source_path"], seg["attempt"])
+            evidence = self.evidence_of.get(key, [])
+            status, outcome = ocp_outcome.attempt_outcome(seg["status"], seg["outcome_tier"], evidence)
+            cause = {"type": "initial"} if n == 1 else {
+                "type": "sent_back" if tries[-1]["status"] == "rejected" else "followup", "ref": tries[-1]["id"]}
             a = {
                 "id": f"{self.node_of[sid]}#{n}",
                 "node": self.node_of[sid],
                 "n": n,
                 "harness": m["harness"],
                 "model": {"raw": seg["model"] or m["model"]} if (seg["model"] or m["model"]) else None,
-                "cause": {"type": "initial"} if n == 1 else {"type": "followup", "ref": tries[-1]["id"]},
-                "status": "settled_unverified",
+                "cause": cause,
+                "status": status,
                 "started_at": _ts(seg["started_at"]),
                 "ended_at": _ts(seg["ended_at"]),
-                "outcome": {"result": "settled_unverified", "evidence": "heuristic",
-                            "reason": "the log ends; no verdict is logged"},
+                "outcome": outcome,
                 "cost": self._cost(usage.get((sid, seg["source_path"], seg["attempt"]), [])),
                 "role": {"value": m["role"], "tier": m["role_tier"] or "heuristic",
                          "evidence": ROLE_EVIDENCE.get(m["role"])},
@@ -247,6 +277,7 @@ class _Doc:
                 "cwd": (seg["cwd"] or m["cwd"] or "")[:1000] or None,
                 "_start": seg["started_at"],
             }
+            self.attempt_id[key] = a["id"]
             tries.append(a)
             out.append(a)
         for a in out:  # launched sessions: their first attempt names the launcher's attempt
@@ -348,18 +379,23 @@ class _Doc:
             arts.append(art)
         return arts, edges
 
-    def _events(self, attempts: list[dict], artifacts: list[dict], edges: list[dict]) -> list[dict]:
+    def _events(self, attempts: list[dict], artifacts: list[dict], signals: list[dict]) -> list[dict]:
         ev = []
         for a in attempts:
-            for key, kind in (("started_at", "attempt_started"), ("ended_at", "attempt_settled")):
-                if a.get(key):
-                    ev.append({"at": a[key], "type": kind, "attempt": a["id"], "node": a["node"]})
+            if a.get("started_at"):
+                ev.append({"at": a["started_at"], "type": "attempt_started", "attempt": a["id"], "node": a["node"]})
+            # an open attempt (queued, working) has not settled, whenever its log was last written
+            if a.get("ended_at") and "outcome" in a:
+                ev.append({"at": a["ended_at"], "type": "attempt_settled", "attempt": a["id"], "node": a["node"]})
         for art in artifacts:
             if art["first_write_at"]:
                 ev.append({"at": art["first_write_at"], "type": "artifact_written", "attempt": art["producer"],
                            "detail": art["id"]})
-        order = {"attempt_started": 0, "artifact_written": 1, "attempt_settled": 2}
-        ev.sort(key=lambda e: (e["at"], order[e["type"]], e.get("attempt", "")))
+        ev += ocp_outcome.state_events(self.states, self.node_of)
+        node_of_attempt = {a["id"]: a["node"] for a in attempts}
+        ev += ocp_outcome.signal_events(signals, node_of_attempt.__getitem__)
+        order = {"attempt_started": 0, "note": 1, "artifact_written": 2, "signal_observed": 3, "attempt_settled": 4}
+        ev.sort(key=lambda e: (e["at"], order[e["type"]], e.get("attempt", ""), e.get("node", ""), e.get("detail", "")))
         return ev
 
 

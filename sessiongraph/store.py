@@ -19,7 +19,7 @@ from inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSION
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))

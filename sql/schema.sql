@@ -65,6 +65,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     depends_on         VARCHAR[],
     first_prompt_hash  VARCHAR,
     n_records          BIGINT,
+    state              VARCHAR,   -- OCP node state, when the log records one
+    waiting_on         VARCHAR,
+    status             VARCHAR,   -- OCP attempt status, when the log records one
+    outcome_tier       VARCHAR,   -- verified | reported | heuristic | asserted
     ingest_id          BIGINT NOT NULL
 );
 
@@ -142,12 +146,32 @@ CREATE TABLE IF NOT EXISTS documents (
     ingest_id   BIGINT NOT NULL
 );
 
+-- State history, evidence and verdicts a log records (kind: state | evidence | verdict).
+CREATE TABLE IF NOT EXISTS outcomes (
+    session_id    VARCHAR NOT NULL,
+    attempt       INTEGER,
+    ts            TIMESTAMPTZ,
+    kind          VARCHAR NOT NULL,
+    native_state  VARCHAR,
+    waiting_on    VARCHAR,
+    evidence_kind VARCHAR,
+    verifier      VARCHAR,
+    criterion     INTEGER,
+    accepted      BOOLEAN,
+    tier          VARCHAR,
+    ref           VARCHAR,
+    source_path   VARCHAR NOT NULL,
+    line          BIGINT,
+    ingest_id     BIGINT NOT NULL
+);
+
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
 CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
 CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
 CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
 CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
 CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
+CREATE INDEX IF NOT EXISTS outcomes_by_path ON outcomes (source_path);
 
 -- Inference: rebuilt from the frame tables after every ingest that changed them, in one
 -- transaction. Columns mirror inference/edges.py (tests/test_schema.py checks it). No keys:

@@ -24,6 +24,8 @@ OC_PARENT, OC_CHILD, OC_ORPHAN = (f"opencode:{s}" for s in (
 OC_MAIN, OC_SUB, OC_LATER = (f"opencode:{s}" for s in (
     "ses_5b20a1c47ffeKp1Xq8RmT3vNw2", "ses_5b20a1d93ffeKp2Yr9SnU4wOx3", "ses_5b20b0f11ffeKp3Zs0ToV5xPy4"))
 PLAN, IMPL, REVIEW, DOCS, BENCH, SHIP = (f"prickle:tsk_{t}_retry" for t in ("plan", "impl", "review", "docs", "bench", "ship"))
+# gate-events.jsonl: four more root tasks (their own runs) that only walk the task states
+FLAG, BUMP, PERF, LINT = (f"prickle:tsk_{t}_retry" for t in ("flag", "bump", "perf", "lint"))
 H_PLAN = "sha256:2f650cb9506bec68ba2bd1faf01614e1f5831f7e057ca5c3aabf8f8c2259d1d9"
 H_IMPL2 = "sha256:5256548ca15202f7305708595efa4e8d941c6ce2ef2872c8e54cb5ea99b7d6c8"
 RATE = "/home/dev/projects/lumen-api/docs/RATE_LIMITS.md"
@@ -78,10 +80,11 @@ EXPECTED = {
             ("artifacts", "read_unwritten", DOCS, 1),  # a context hash no task wrote
             ("continuation", "continuation_source_missing", DOCS, 1),  # depends on tsk_ext_perf_9
         ],
-        "sessions": {"prickle": 6},
+        "sessions": {"prickle": 10},
         # one attempt per result.revision: the implementation was resubmitted once
-        "attempts": [(BENCH, 1), (DOCS, 1), (IMPL, 1), (IMPL, 2), (PLAN, 1), (REVIEW, 1), (SHIP, 1)],
-        "documents": 4,
+        "attempts": [(BENCH, 1), (BUMP, 1), (DOCS, 1), (FLAG, 1), (IMPL, 1), (IMPL, 2), (LINT, 1), (PERF, 1),
+                     (PLAN, 1), (REVIEW, 1), (SHIP, 1)],
+        "documents": 8,
     },
 }
 
@@ -150,7 +153,8 @@ def test_ocp_documents_pass_the_reference_checker(run):
     if folder == "prickle":
         impl = nodes[IMPL]
         attempts = [a for a in impl["attempts"] if a["node"] == IMPL]
-        assert [(a["n"], a["cause"]["type"]) for a in attempts] == [(1, "initial"), (2, "followup")]
+        # revision 1 was rejected, so revision 2 was sent back
+        assert [(a["n"], a["cause"]["type"]) for a in attempts] == [(1, "initial"), (2, "sent_back")]
         assert sorted((e["kind"], e["tier"]) for e in impl["edges"]) == [
             ("artifact", "verified"), ("artifact", "verified"), ("spawn", "verified"), ("spawn", "verified")]
         assert sorted(e["kind"] for e in impl["ext"]["dev.sessiongraph.edges"]) == ["dep"]

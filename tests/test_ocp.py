@@ -74,6 +74,11 @@ def test_a_run_document_holds_its_graph(tmp_path):
         ("spawn", "verified"),
     ]
     assert len(doc["nodes"]) == len(doc["attempts"]) == 6
+    # A Claude log records no outcome: every node and attempt says only what a bare log can.
+    assert {n["state"] for n in doc["nodes"]} == {a["status"] for a in doc["attempts"]} == {"settled_unverified"}
+    assert {(a["outcome"]["result"], a["outcome"]["evidence"]) for a in doc["attempts"]} == {
+        ("settled_unverified", "heuristic")}
+    assert "signals" not in doc["run"] and not [e for e in doc["events"] if e["type"] in ("note", "signal_observed")]
     launched = next(a for a in doc["attempts"] if "origin" in a)
     assert launched["origin"]["how"] == "claude -p" and launched["origin"]["tier"] == "verified"
     assert doc["producer"]["capabilities"]["edges_launch"] is True

@@ -1,5 +1,6 @@
-"""Prickle adapter: exact frames of the sample task files, snapshots and revisions, bad input,
-and which files it claims."""
+"""Prickle adapter: exact frames of the sample task files, snapshots and revisions, outcomes
+(node state, attempt status, evidence, verdicts, state history) and the OCP documents made of
+them, bad input, and which files it claims."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ ARRAY = SAMPLES / "tasks.json"
 EVENTS = SAMPLES / "impl-events.jsonl"
 REVIEW = SAMPLES / "tasks" / "tsk_review_retry.json"
 SHIP = SAMPLES / "tasks" / "tsk_ship_retry.json"
+GATES = SAMPLES / "gate-events.jsonl"
+FILES = (ARRAY, EVENTS, REVIEW, SHIP, GATES)
 
 
 def sha(text: str) -> str:
@@ -62,7 +65,7 @@ SESSION_COLS = ("session_id", "attempt", "session_kind", "started_at", "ended_at
 
 
 def test_detect_claims_task_files_only(tmp_path):
-    for path in (ARRAY, EVENTS, REVIEW, SHIP):
+    for path in FILES:
         assert prickle.detect(str(path), _head(path)), path.name
         assert classify(str(path)).harness == "prickle", path.name
     samples = ROOT / "sample_logs"
@@ -145,12 +148,16 @@ def test_one_object_per_file():
     assert s.file_events.height == 0 and r.diagnostics.height == s.diagnostics.height == 0
 
 
+# Packet text, summaries, evidence summaries, verdict notes, checkpoints and artifact refs of the samples.
+TEXTS = ["Plan retries", "Three retries with backoff", "self-checked", "hand-rolled loop", "docs/plan-retry.md",
+         "omsg_retry_77", "fake server up", "pytest: 9 passed", "retry commit", "PR reviewed", "latency dashboard",
+         "p50 41 ms", "bumped pyproject", "Turn retries on", "ruff passes", "with_backoff(retries=3)"]
+
+
 def test_no_text_reaches_the_frames():
-    texts = ["Plan retries", "Three retries with backoff", "self-checked", "hand-rolled loop", "docs/plan-retry.md",
-             "omsg_retry_77", "fake server up"]
-    for path in (ARRAY, EVENTS, REVIEW, SHIP):
+    for path in FILES:
         dump = json.dumps([df.to_dicts() for df in prickle.parse(str(path)).tables().values()], default=str)
-        assert not [t for t in texts if t in dump], path.name
+        assert not [t for t in TEXTS if t in dump], path.name
 
 
 def test_samples_follow_the_task_schema():
@@ -162,8 +169,10 @@ def test_samples_follow_the_task_schema():
     validator = jsonschema.Draft202012Validator(schema)
     tasks = json.loads(ARRAY.read_text()) + [json.loads(line) for line in EVENTS.read_text().splitlines()]
     tasks += [json.loads(REVIEW.read_text()), json.loads(SHIP.read_text())]
+    tasks += [json.loads(line) for line in GATES.read_text().splitlines()]
     bad = {t["id"]: [e.path[-1] if e.path else "" for e in validator.iter_errors(t)] for t in tasks}
     assert {k: v for k, v in bad.items() if v} == {"tsk_bench_retry": ["state"]}  # the planted distractor
+    assert {t["state"] for t in tasks} == prickle.STATES | {"paused"}  # every state, in some history
     assert set(schema["properties"]["state"]["enum"]) == prickle.STATES
     assert tuple(schema["required"]) == prickle.REQUIRED
 
@@ -173,8 +182,167 @@ def test_samples_are_generated(tmp_path):
     copy.mkdir()
     shutil.copy(SAMPLES / "_generate.py", copy / "_generate.py")
     runpy.run_path(str(copy / "_generate.py"), run_name="__main__")
-    for path in (ARRAY, EVENTS, REVIEW, SHIP):
+    for path in FILES:
         assert (copy / path.relative_to(SAMPLES)).read_bytes() == path.read_bytes(), path.name
+
+
+# -- outcomes ----------------------------------------------------------------------------------
+
+OUTCOME_COLS = ("session_id", "attempt", "state", "waiting_on", "status", "outcome_tier")
+EVIDENCE_COLS = ("session_id", "attempt", "ts", "evidence_kind", "verifier", "tier", "ref", "line")
+VERDICT_COLS = ("session_id", "attempt", "ts", "criterion", "accepted", "tier", "line")
+
+
+def _kind(frames, kind: str, cols: tuple[str, ...]) -> list[tuple]:
+    return frames.outcomes.filter(frames.outcomes["kind"] == kind).select(cols).rows()
+
+
+def test_outcome_columns_of_the_samples():
+    rows = [r for path in FILES for r in prickle.parse(str(path)).sessions.select(OUTCOME_COLS).rows()]
+    assert rows == [
+        ("prickle:tsk_plan_retry", 1, "done", None, "done", "asserted"),  # accepted on the assignee's note alone
+        ("prickle:tsk_docs_retry", 1, "done", None, "done", "asserted"),
+        ("prickle:tsk_bench_retry", 1, None, None, None, None),  # `paused` is no state: nothing is claimed
+        ("prickle:tsk_impl_retry", 1, "done", None, "rejected", "reported"),  # ci evidence, yet refused
+        ("prickle:tsk_impl_retry", 2, "done", None, "done", "verified"),  # ci evidence beats the assignee's commit
+        ("prickle:tsk_review_retry", 1, "done", None, "done", "reported"),  # the requester vouched
+        ("prickle:tsk_ship_retry", 1, "blocked", "owner_approval", "queued", None),  # held at the gate
+        ("prickle:tsk_flag_retry", 1, "rejected", None, "rejected", "reported"),  # denied at the gate, no result
+        ("prickle:tsk_bump_retry", 1, "canceled", None, "canceled", "reported"),
+        ("prickle:tsk_perf_retry", 1, "review", None, "settled_unverified", "reported"),  # returned, unjudged
+        ("prickle:tsk_lint_retry", 1, "working", None, "working", None),  # open: no outcome yet
+    ]
+
+
+def test_evidence_and_verdicts_exactly():
+    f = prickle.parse(str(EVENTS))
+    impl = "prickle:tsk_impl_retry"
+    # Revision 1 from its latest snapshot (line 4, the rework), revision 2 from line 3; no
+    # observed_at, so evidence is dated by returned_at. The commit item names artifact 0.
+    assert _kind(f, "evidence", EVIDENCE_COLS) == [
+        (impl, 1, at("10:05:00"), "test_output", "ci", "verified", None, 4),
+        (impl, 2, at("11:10:00"), "test_output", "ci", "verified", None, 3),
+        (impl, 2, at("11:10:00"), "commit", "assignee", "asserted", IMPL2, 3),
+    ]
+    # A verdict is dated by the first snapshot that carried it: the rework at 10:20, completion at 11:15.
+    assert _kind(f, "verdict", VERDICT_COLS) == [
+        (impl, 1, at("10:20:00"), 0, False, "reported", 4),
+        (impl, 2, at("11:15:00"), 0, True, "reported", 3),
+        (impl, 2, at("11:15:00"), 1, True, "reported", 3),
+    ]
+    review = prickle.parse(str(REVIEW))
+    assert _kind(review, "evidence", EVIDENCE_COLS) == [
+        ("prickle:tsk_review_retry", 1, at("11:40:00"), "pull_request", "requester", "reported",
+         "https://git.example/acme/harbor/pull/12", None)]
+    perf = [r for r in _kind(prickle.parse(str(GATES)), "evidence", EVIDENCE_COLS) if r[0] == "prickle:tsk_perf_retry"]
+    assert perf == [("prickle:tsk_perf_retry", 1, at("12:55:00"), "link", "person", "reported",
+                     "https://dash.example/harbor/push-latency", 17)]
+    assert _kind(prickle.parse(str(ARRAY)), "evidence", ("session_id", "verifier", "tier")) == [
+        ("prickle:tsk_plan_retry", "assignee", "asserted"), ("prickle:tsk_docs_retry", "assignee", "asserted")]
+
+
+def test_state_history_is_one_row_per_change_in_time_order():
+    f = prickle.parse(str(GATES))
+    rows = _kind(f, "state", ("session_id", "ts", "native_state", "waiting_on", "attempt", "line"))
+    flag, bump, perf, lint = (f"prickle:tsk_{t}_retry" for t in ("flag", "bump", "perf", "lint"))
+    # File order is not time order: the cancelled snapshot of the bump is line 2, the rejection line 13.
+    assert rows == [
+        (flag, at("12:05:00"), "requested", None, 1, 1),
+        (flag, at("12:06:00"), "waiting", "owner_approval", 1, 3),
+        (flag, at("12:30:00"), "rejected", None, 1, 13),
+        (bump, at("12:10:00"), "requested", None, 1, 4),
+        (bump, at("12:11:00"), "routed", None, 1, 5),
+        (bump, at("12:12:00"), "accepted", None, 1, 7),
+        (bump, at("12:20:00"), "working", None, 1, 10),
+        (bump, at("12:40:00"), "waiting", "stopped", 1, 11),
+        (bump, at("12:50:00"), "working", None, 1, 15),
+        (bump, at("13:00:00"), "cancelled", None, 1, 2),
+        (perf, at("12:15:00"), "routed", None, 1, 6),
+        (perf, at("12:16:00"), "accepted", None, 1, 9),
+        (perf, at("12:35:00"), "working", None, 1, 14),
+        (perf, at("12:55:00"), "approval", None, 1, 16),
+        (perf, at("13:05:00"), "returned", None, 1, 17),
+        (lint, at("12:21:00"), "accepted", None, 1, 8),
+        (lint, at("12:25:00"), "working", None, 1, 12),
+    ]
+    # The latest updated_at wins: canceled, though two `working` snapshots come later in the file.
+    assert f.sessions.filter(f.sessions["session_id"] == bump).select("state", "status", "n_records").rows() == [
+        ("canceled", "canceled", 7)]
+    states = _kind(prickle.parse(str(EVENTS)), "state", ("ts", "native_state", "attempt"))
+    assert states == [(at("09:25:00"), "accepted", 1), (at("10:05:00"), "verifying", 1),
+                      (at("10:20:00"), "working", 1), (at("11:15:00"), "completed", 2)]
+    # An unknown state is a diagnostic and no step of the history.
+    assert _kind(prickle.parse(str(ARRAY)), "state", ("session_id", "native_state")) == [
+        ("prickle:tsk_plan_retry", "completed"), ("prickle:tsk_docs_retry", "completed")]
+
+
+def test_repeated_states_are_one_step(tmp_path):
+    """A checkpoint saved while working is a new snapshot but not a new state."""
+    base = json.loads(SHIP.read_text())
+    snaps = [dict(base, state=state, waiting_on=waiting, updated_at=f"2026-01-12T12:0{i}:00Z")
+             for i, (state, waiting) in enumerate([("working", None), ("working", None), ("waiting", "human"),
+                                                   ("waiting", "agent"), ("working", None)])]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in snaps))
+    f = prickle.parse(str(path))
+    assert _kind(f, "state", ("native_state", "waiting_on", "line")) == [
+        ("working", None, 1), ("waiting", "human", 3), ("waiting", "agent", 4), ("working", None, 5)]
+    assert f.sessions.select("n_records").item() == 5
+
+
+# Task state -> (node state, status of the current attempt with no result, its outcome tier).
+STATE_MAP = {
+    "requested": ("queued", "queued", None),
+    "routed": ("queued", "queued", None),
+    "accepted": ("queued", "queued", None),
+    "working": ("working", "working", None),
+    "waiting": ("blocked", "working", None),  # waiting on `stopped`: the run had started
+    "verifying": ("review", "working", None),
+    "approval": ("review", "working", None),
+    "returned": ("review", "working", None),
+    "completed": ("done", "done", "asserted"),  # nothing vouches for it
+    "rejected": ("rejected", "rejected", "reported"),
+    "cancelled": ("canceled", "canceled", "reported"),
+}
+
+
+@pytest.mark.parametrize("state", sorted(STATE_MAP))
+def test_every_task_state_maps_onto_the_ocp_vocabulary(tmp_path, state):
+    from ingest.frames import ATTEMPT_STATUSES, NODE_STATES
+
+    waiting = "stopped" if state == "waiting" else None
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(dict(json.loads(SHIP.read_text()), state=state, waiting_on=waiting)))
+    f = prickle.parse(str(path))
+    node, status, tier = STATE_MAP[state]
+    assert f.sessions.select("state", "waiting_on", "status", "outcome_tier").rows() == [(node, waiting, status, tier)]
+    assert node in NODE_STATES and status in ATTEMPT_STATUSES
+    assert f.diagnostics.height == 0
+
+
+def test_attempt_status_follows_the_result_first(tmp_path):
+    review = json.loads(REVIEW.read_text())
+
+    def parse(state: str, **result) -> list[tuple]:
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(dict(review, state=state, result=dict(review["result"], **result))))
+        f = prickle.parse(str(path))
+        assert f.diagnostics.height == 0
+        return f.sessions.select("attempt", "status", "outcome_tier").rows()
+
+    # Only revision 3 was logged: 1 and 2 are inferred from its number, and a later one replaced them.
+    assert parse("verifying", revision=3, status="submitted") == [
+        (1, "settled_unverified", "heuristic"), (2, "settled_unverified", "heuristic"),
+        (3, "settled_unverified", "reported")]
+    assert parse("working", status="superseded") == [(1, "settled_unverified", "reported")]
+    assert parse("completed", status="submitted") == [(1, "done", "reported")]  # the state settles it
+    assert parse("completed", status="rejected") == [(1, "rejected", "reported")]  # the result's own word wins
+    verdicts = [{"criterion": 0, "accepted": True}]
+    claim = [{"kind": "note", "summary": "done", "verifier": "assignee"}]
+    assert parse("completed", evidence=claim) == [(1, "done", "asserted")]
+    assert parse("completed", evidence=claim, verdicts=verdicts) == [(1, "done", "reported")]  # the decider's word
+    ci = [{"kind": "test_output", "summary": "ok", "verifier": "ci", "observed_at": "2026-01-12T11:39:00Z"}]
+    assert parse("completed", evidence=claim + ci) == [(1, "done", "verified")]
 
 
 # -- bad input ---------------------------------------------------------------------------------
@@ -256,3 +424,175 @@ def test_a_huge_revision_is_not_a_thousand_attempts(tmp_path):
     f = prickle.parse(str(path))
     assert f.sessions["attempt"].to_list() == [1]
     assert f.diagnostics["code"].to_list() == ["wrong_type"]
+
+
+def test_broken_outcome_fields(tmp_path):
+    task = json.loads(REVIEW.read_text())
+    result = task["result"]
+    result["status"] = "approved"
+    result["evidence"] = [
+        "not an item",
+        {"kind": "video", "summary": "x", "verifier": "robot", "artifact": 7, "url": 5},
+        {"kind": "screenshot", "summary": "x", "verifier": "ci", "url": "data:text/plain,the whole log",
+         "observed_at": "yesterday"},
+        {"kind": "test_output", "summary": "x", "verifier": "ci", "artifact": 0, "observed_at": "2026-01-12T11:39:00Z"},
+    ]
+    result["verdicts"] = [{"criterion": "0", "accepted": True}, 3, {"criterion": 0, "accepted": "yes"},
+                          {"criterion": 0, "accepted": True, "note": "fine"}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(task))
+    f = prickle.parse(str(path))
+    where = "task tsk_review_retry: result"
+    assert f.diagnostics.select("code", "detail").rows() == [
+        ("wrong_type", f"{where}.status 'approved' is not a result status"),
+        ("wrong_type", f"{where}.evidence[0]: string"),
+        ("wrong_type", f"{where}.evidence[1].kind 'video' is not one of the schema's values"),
+        ("wrong_type", f"{where}.evidence[1].verifier 'robot' is not one of the schema's values"),
+        ("wrong_type", f"{where}.evidence[1].artifact: int names no artifact of the result"),
+        ("wrong_type", f"{where}.evidence[1].url: int"),
+        ("bad_timestamp", f"{where}.evidence[2].observed_at unparseable string"),
+        ("wrong_type", f"{where}.verdicts[0]: criterion string, accepted bool"),
+        ("wrong_type", f"{where}.verdicts[1]: int"),
+        ("wrong_type", f"{where}.verdicts[2]: criterion int, accepted string"),
+    ]
+    # The good parts stay: an unknown verifier vouches for nothing (asserted); a data: url is
+    # content, not a locator; a bad time falls back to returned_at.
+    assert _kind(f, "evidence", ("ts", "evidence_kind", "verifier", "tier", "ref")) == [
+        (at("11:40:00"), None, None, "asserted", None),
+        (at("11:40:00"), "screenshot", "ci", "verified", None),
+        (at("11:39:00"), "test_output", "ci", "verified", REVIEWED),
+    ]
+    assert _kind(f, "verdict", ("criterion", "accepted")) == [(0, True)]
+    # `approved` decides nothing: the completed state settles the attempt, on ci evidence.
+    assert f.sessions.select("status", "outcome_tier").rows() == [("done", "verified")]
+    assert "the whole log" not in json.dumps([df.to_dicts() for df in f.tables().values()], default=str)
+
+
+# -- through the store into OCP ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    from sessiongraph.export import export_ocp
+    from sessiongraph.pipeline import ingest
+
+    tmp = tmp_path_factory.mktemp("prickle-ocp")
+    db = tmp / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1)
+    summary = export_ocp(tmp / "ocp", db=str(db))
+    docs = [json.loads(Path(p).read_text()) for p in summary.files]
+    return db, summary.files, {n["id"]: d for d in docs for n in d["nodes"]}
+
+
+def _attempt(doc: dict, aid: str) -> dict:
+    return next(a for a in doc["attempts"] if a["id"] == aid)
+
+
+def test_ocp_documents_validate_with_the_reference_checker(exported):
+    from tests.test_ocp import _assert_clean, validate
+
+    _db, files, _docs = exported
+    assert len(files) == 8
+    _assert_clean(validate(files), len(files))
+
+
+def test_ocp_node_states(exported):
+    _db, _files, docs = exported
+    nodes = {n["id"]: n for d in docs.values() for n in d["nodes"]}
+    assert {k: (n["state"], n.get("labels"), n["ext"]["dev.sessiongraph.session"].get("native_state"))
+            for k, n in sorted(nodes.items())} == {
+        "prickle:tsk_bench_retry": ("settled_unverified", None, None),  # unknown state: what a bare log says
+        "prickle:tsk_bump_retry": ("canceled", None, "cancelled"),
+        "prickle:tsk_docs_retry": ("done", None, "completed"),
+        "prickle:tsk_flag_retry": ("rejected", None, "rejected"),
+        "prickle:tsk_impl_retry": ("done", None, "completed"),
+        "prickle:tsk_lint_retry": ("working", None, "working"),
+        "prickle:tsk_perf_retry": ("review", None, "returned"),
+        "prickle:tsk_plan_retry": ("done", None, "completed"),
+        "prickle:tsk_review_retry": ("done", None, "completed"),
+        "prickle:tsk_ship_retry": ("blocked", {"waiting_on": "owner_approval"}, "waiting"),
+    }
+
+
+def test_ocp_attempt_outcomes_and_evidence(exported):
+    _db, _files, docs = exported
+    plan_run = docs["prickle:tsk_plan_retry"]
+    impl1, impl2 = (_attempt(plan_run, f"prickle:tsk_impl_retry#{n}") for n in (1, 2))
+    assert (impl1["status"], impl1["cause"]) == ("rejected", {"type": "initial"})
+    assert impl1["outcome"] == {"result": "rejected", "evidence": "reported", "ext": {"dev.sessiongraph.evidence": [
+        {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T10:05:00Z"}]}}
+    assert (impl2["status"], impl2["cause"]) == ("done", {"type": "sent_back", "ref": "prickle:tsk_impl_retry#1"})
+    assert impl2["outcome"] == {"result": "done", "evidence": "verified", "ext": {"dev.sessiongraph.evidence": [
+        {"kind": "commit", "verifier": "assignee", "tier": "asserted", "observed_at": "2026-01-12T11:10:00Z",
+         "ref": IMPL2},
+        {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T11:10:00Z"}]}}
+    assert _attempt(plan_run, "prickle:tsk_plan_retry#1")["outcome"]["evidence"] == "asserted"
+    assert _attempt(plan_run, "prickle:tsk_review_retry#1")["outcome"]["evidence"] == "reported"
+    outcomes = {aid: (a["status"], (a.get("outcome") or {}).get("evidence"))
+                for d in docs.values() for a in d["attempts"]
+                for aid in [a["id"]] if not aid.startswith(("prickle:tsk_impl", "prickle:tsk_plan", "prickle:tsk_rev"))}
+    assert outcomes == {
+        "prickle:tsk_bench_retry#1": ("settled_unverified", "heuristic"),
+        "prickle:tsk_bump_retry#1": ("canceled", "reported"),
+        "prickle:tsk_docs_retry#1": ("done", "asserted"),
+        "prickle:tsk_flag_retry#1": ("rejected", "reported"),
+        "prickle:tsk_lint_retry#1": ("working", None),  # open attempts carry no outcome (W132)
+        "prickle:tsk_perf_retry#1": ("settled_unverified", "reported"),
+        "prickle:tsk_ship_retry#1": ("queued", None),
+    }
+
+
+def test_ocp_verdicts_are_run_signals(exported):
+    _db, _files, docs = exported
+    plan_run = docs["prickle:tsk_plan_retry"]
+    assert plan_run["run"]["signals"] == [
+        {"id": "sig:prickle:tsk_impl_retry#1:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "reject",
+         "observed_at": "2026-01-12T10:20:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#1"},
+        {"id": "sig:prickle:tsk_impl_retry#2:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "accept",
+         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2"},
+        {"id": "sig:prickle:tsk_impl_retry#2:criterion_1", "kind": "verdict", "name": "criterion_1", "value": "accept",
+         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2"},
+    ]
+    assert plan_run["producer"]["capabilities"]["signals"] is True
+    others = [d for d in docs.values() if d is not plan_run]
+    assert others and all("signals" not in d["run"] and not d["producer"]["capabilities"]["signals"] for d in others)
+
+
+def test_ocp_state_history_is_note_events(exported):
+    _db, _files, docs = exported
+
+    def notes(node: str) -> list[tuple]:
+        return [(e["at"][11:16], e["detail"]) for e in docs[node]["events"]
+                if e["type"] == "note" and e["node"] == node]
+
+    assert notes("prickle:tsk_impl_retry") == [
+        ("09:25", "state accepted"), ("10:05", "state verifying"), ("10:20", "state working"),
+        ("11:15", "state completed")]
+    assert notes("prickle:tsk_bump_retry") == [
+        ("12:10", "state requested"), ("12:11", "state routed"), ("12:12", "state accepted"),
+        ("12:20", "state working"), ("12:40", "state waiting, waiting on stopped"), ("12:50", "state working"),
+        ("13:00", "state cancelled")]
+    note = next(e for e in docs["prickle:tsk_ship_retry"]["events"] if e["type"] == "note")
+    assert note == {"at": "2026-01-12T11:43:00Z", "type": "note", "node": "prickle:tsk_ship_retry",
+                    "detail": "state waiting, waiting on owner_approval",
+                    "ext": {"dev.sessiongraph.state": {"native_state": "waiting", "waiting_on": "owner_approval"}}}
+    seen = [(e["at"][11:16], e["attempt"], e["detail"]) for e in docs["prickle:tsk_plan_retry"]["events"]
+            if e["type"] == "signal_observed"]
+    assert seen == [("10:20", "prickle:tsk_impl_retry#1", "verdict criterion_0: reject"),
+                    ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_0: accept"),
+                    ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_1: accept")]
+    # An open attempt has started but not settled.
+    for node in ("prickle:tsk_lint_retry", "prickle:tsk_ship_retry"):
+        assert [e["type"] for e in docs[node]["events"] if e.get("attempt")] == ["attempt_started"]
+    assert [e["type"] for e in docs["prickle:tsk_bump_retry"]["events"] if e.get("attempt")] == [
+        "attempt_started", "attempt_settled"]
+
+
+def test_no_text_reaches_the_store_or_the_documents(exported):
+    from sessiongraph.store import Store
+
+    db, files, _docs = exported
+    with Store(db, read_only=True) as s:
+        tables = {t: s.query(f"SELECT * FROM {t}").to_dicts() for t in (*SCHEMAS, "runs", "edges", "lineage")}
+    dump = json.dumps(tables, default=str) + "".join(Path(p).read_text() for p in files)
+    assert [t for t in TEXTS if t in dump] == []

@@ -16,7 +16,7 @@ def _dump(db) -> dict[str, list]:
     with Store(db, read_only=True) as s:
         return {
             t: s.query(f"SELECT * EXCLUDE (ingest_id) FROM {t} ORDER BY ALL").rows()
-            for t in ("sessions", "calls", "file_events", "usage", "diagnostics")
+            for t in ("sessions", "calls", "file_events", "usage", "diagnostics", "outcomes")
         }
 
 
@@ -79,5 +79,5 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
     # the Gemini sample launches one more Claude session.
     assert data["sessions_by_harness"] == {
-        "claude-code": 29, "codex": 16, "gemini-cli": 2, "ocp": 2, "omp": 9, "opencode": 6, "pi": 3, "prickle": 7,
+        "claude-code": 29, "codex": 16, "gemini-cli": 2, "ocp": 2, "omp": 9, "opencode": 6, "pi": 3, "prickle": 11,
     }

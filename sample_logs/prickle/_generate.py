@@ -97,7 +97,7 @@ def impl_snapshots() -> list[dict]:
     rev2 = result("push() now goes through with_backoff(retries=3).", "acme/coder", "11:10:00.000", 2,
                   [art("harbor/sync.py", H_IMPL2, C2)], cause=OWNER, context=[PLAN_CHECKPOINT],
                   evidence=[{"kind": "test_output", "summary": "pytest: 10 passed", "verifier": "ci"},
-                            {"kind": "commit", "summary": "retry commit", "verifier": "assignee"}],
+                            {"kind": "commit", "summary": "retry commit", "verifier": "assignee", "artifact": 0}],
                   verdicts=[{"criterion": 0, "accepted": True}, {"criterion": 1, "accepted": True}])
     base = dict(parent="tsk_plan_retry", requester="acme/planner")
     accepted = task("tsk_impl_retry", "accepted", "acme/coder", pkt, "09:22:00.000", "09:25:00.000", **base)
@@ -118,7 +118,8 @@ def review() -> dict:
                 result=result("Approve; suggest jitter later.", "acme/reviewer", "11:40:00.000", 1,
                               [art("reviews/retry.md", H_REVIEW)], cause=OWNER,
                               context=[{"kind": "memory_fact", "key": "impl-diff", "sha256": H_IMPL2}],
-                              evidence=[{"kind": "pull_request", "summary": "PR reviewed", "verifier": "requester"}]))
+                              evidence=[{"kind": "pull_request", "summary": "PR reviewed", "verifier": "requester",
+                                         "url": "https://git.example/acme/harbor/pull/12"}]))
 
 
 def docs() -> dict:
@@ -147,10 +148,51 @@ def ship() -> dict:
                 "11:42:00.000", "11:43:00.000", waiting_on="owner_approval")
 
 
+def gate_snapshots() -> list[dict]:
+    """Four more tasks whose histories walk every one of the 11 states (bench's `paused` aside)."""
+    flag = packet("Turn retries on in production", "other", ["flag enabled for every region"])
+    bump = packet("Bump harbor to 0.9", "code", ["version is 0.9 everywhere"], files=["pyproject.toml"])
+    perf = packet("Measure push() latency with retries", "data", ["p50 and p99 reported"])
+    lint = packet("Lint the retry module", "code", ["ruff passes on harbor/sync.py"])
+    cp = {"progress": "bumped pyproject, changelog next", "decisions": [], "files_touched": ["pyproject.toml"],
+          "next_steps": [], "open_questions": []}
+    measured = result("p50 41 ms, p99 180 ms under three retries.", "acme/ops", "12:55:00.000", 1, [],
+                      cause=OWNER, context=[], status="submitted",
+                      evidence=[{"kind": "link", "summary": "latency dashboard", "verifier": "person",
+                                 "url": "https://dash.example/harbor/push-latency"}])
+    ops = dict(requester="acme/lead")
+    return [
+        # The owner's permission gate holds the flag change, then the owner denies it.
+        task("tsk_flag_retry", "requested", "acme/ops", flag, "12:05:00.000", "12:05:00.000", **ops),
+        task("tsk_bump_retry", "cancelled", "acme/coder", bump, "12:10:00.000", "13:00:00.000", checkpoint=cp, **ops),
+        task("tsk_flag_retry", "waiting", "acme/ops", flag, "12:05:00.000", "12:06:00.000",
+             waiting_on="owner_approval", **ops),
+        task("tsk_bump_retry", "requested", "acme/coder", bump, "12:10:00.000", "12:10:00.000", **ops),
+        task("tsk_bump_retry", "routed", "acme/coder", bump, "12:10:00.000", "12:11:00.000", **ops),
+        task("tsk_perf_retry", "routed", "acme/ops", perf, "12:15:00.000", "12:15:00.000", **ops),
+        task("tsk_bump_retry", "accepted", "acme/coder", bump, "12:10:00.000", "12:12:00.000", **ops),
+        task("tsk_lint_retry", "accepted", "acme/coder", lint, "12:20:00.000", "12:21:00.000", **ops),
+        task("tsk_perf_retry", "accepted", "acme/ops", perf, "12:15:00.000", "12:16:00.000", **ops),
+        task("tsk_bump_retry", "working", "acme/coder", bump, "12:10:00.000", "12:20:00.000", checkpoint=cp, **ops),
+        # The assignee's owner stops the bump, starts it again, then it is cancelled.
+        task("tsk_bump_retry", "waiting", "acme/coder", bump, "12:10:00.000", "12:40:00.000", checkpoint=cp,
+             waiting_on="stopped", **ops),
+        task("tsk_lint_retry", "working", "acme/coder", lint, "12:20:00.000", "12:25:00.000", **ops),
+        task("tsk_flag_retry", "rejected", "acme/ops", flag, "12:05:00.000", "12:30:00.000", **ops),
+        task("tsk_perf_retry", "working", "acme/ops", perf, "12:15:00.000", "12:35:00.000", **ops),
+        task("tsk_bump_retry", "working", "acme/coder", bump, "12:10:00.000", "12:50:00.000", checkpoint=cp, **ops),
+        # The measurement comes back for approval, and is handed back to its requester.
+        task("tsk_perf_retry", "approval", "acme/ops", perf, "12:15:00.000", "12:55:00.000", result=measured, **ops),
+        task("tsk_perf_retry", "returned", "acme/ops", perf, "12:15:00.000", "13:05:00.000", result=measured, **ops),
+    ]
+
+
 def main() -> None:
     (HERE / "tasks.json").write_text(json.dumps([plan(), docs(), bogus()], indent=2) + "\n", encoding="utf-8")
     (HERE / "impl-events.jsonl").write_text(
         "".join(json.dumps(s, separators=(",", ":")) + "\n" for s in impl_snapshots()), encoding="utf-8")
+    (HERE / "gate-events.jsonl").write_text(
+        "".join(json.dumps(s, separators=(",", ":")) + "\n" for s in gate_snapshots()), encoding="utf-8")
     (HERE / "tasks").mkdir(exist_ok=True)
     for obj in (review(), ship()):
         (HERE / "tasks" / f"{obj['id']}.json").write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
