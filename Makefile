@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo/sessiongraph.duckdb
 
-.PHONY: install demo test fuzz clean
+.PHONY: install demo test fuzz bench clean
 
 $(BIN)/sessiongraph: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,17 @@ test: install
 FUZZ_EXAMPLES ?= 1000
 fuzz: install
 	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
+
+# benchmarks/run.py on a generated corpus of BENCH_MB MB (benchmarks/README.md); BENCH_ARGS adds
+# flags, e.g. BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
+BENCH_MB ?= 1000
+BENCH_ARGS ?=
+$(VENV)/.bench-installed: $(BIN)/sessiongraph
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) demo build *.egg-info .pytest_cache

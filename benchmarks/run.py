@@ -1,0 +1,405 @@
+"""Benchmark sessiongraph ingest on one generated corpus and print a table (or --json).
+
+    python benchmarks/run.py --size 1000                  # ~1 GB corpus in a temp dir, deleted after
+    python benchmarks/run.py --corpus DIR --size 1000     # generate into DIR once, reuse it next time
+    python benchmarks/run.py --size 200 --big-file-mb 100 --skip loopmath --json
+
+Every measured step runs as its own child process under a fresh probe process (``run.py
+_probe``), which times it and, after reaping it, reads its own ``/proc/self/io`` and
+``getrusage(RUSAGE_CHILDREN)``: the kernel adds a reaped child's I/O counters and its largest
+descendant's peak RSS there, so one probe sees the whole process tree (pool workers included).
+Bytes read are ``rchar`` (every byte returned by read(2)-like calls, page cache or not; the
+store's DuckDB reads count too); ``read_bytes`` only counts what missed the page cache, which
+on a freshly generated corpus is close to nothing.
+
+Steps, in order (``--skip`` names in brackets):
+- [orjson] every line of every file through ``orjson.loads`` in one process: the parse floor
+- [ingest1w] cold ``sessiongraph ingest --workers 1`` into a fresh store
+- cold ``sessiongraph ingest`` with all cores into a fresh store (the base of the next steps)
+- [loopmath] cold ``sessiongraph export ocp`` of that store, and cold ``loopmath graph --all
+  --no-cache --format ocp --logs CORPUS --workspace ...`` (every workspace of the corpus)
+- [warm] the same ingest again with nothing changed
+- [append] 1 MB of valid records appended to the largest Claude transcript, then ingest; the
+  file is truncated back (and its mtime restored) afterwards
+- [big] one ``--big-file-mb`` Claude transcript alone, ingested into a fresh store
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import gen  # noqa: E402 - the generator lives next to this file
+
+SKIPPABLE = ("orjson", "ingest1w", "loopmath", "warm", "append", "big")
+KEYS = ("corpus_mb", "files", "orjson_mb_s", "ingest_mb_s_1w", "ingest_mb_s_all", "ratio_vs_orjson", "loopmath_s",
+        "ratio_vs_loopmath", "warm_s", "append_s", "append_bytes_read", "peak_rss_mb", "big_file_mb",
+        "big_file_peak_rss_mb")
+APPEND_BYTES = 1_000_000
+
+
+# -- the probe: one measured child process tree ------------------------------------------------
+
+def _io_self() -> dict[str, int]:
+    with open("/proc/self/io") as fh:
+        return {k: int(v) for k, v in (line.split(":") for line in fh)}
+
+
+def probe_main(argv: list[str]) -> int:
+    """``run.py _probe OUT ERR -- CMD...``: run CMD with stdout/stderr to files, print the measures."""
+    out, err, cmd = argv[0], argv[1], argv[3:]
+    before = _io_self()
+    t0 = time.perf_counter()
+    with open(out, "wb") as fo, open(err, "wb") as fe:
+        rc = subprocess.call(cmd, stdout=fo, stderr=fe)
+    seconds = time.perf_counter() - t0
+    after = _io_self()
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    print(json.dumps({"rc": rc, "seconds": seconds, "rchar": after["rchar"] - before["rchar"],
+                      "read_bytes": after["read_bytes"] - before["read_bytes"], "peak_rss_mb": peak / 1024}))
+    return 0
+
+
+def measure(name: str, cmd: list[str], work: Path, env: dict | None = None) -> dict:
+    """Run ``cmd`` under a fresh probe; its measures plus ``stdout`` (the command's output)."""
+    out, err = work / f"{name}.out", work / f"{name}.err"
+    res = subprocess.run([sys.executable, __file__, "_probe", str(out), str(err), "--", *cmd],
+                         capture_output=True, text=True, env=env or child_env(), check=True)
+    m = json.loads(res.stdout)
+    m["stdout"] = out.read_text()
+    if m["rc"] != 0:
+        raise SystemExit(f"{name} failed (exit {m['rc']}): {' '.join(cmd)}\n{err.read_text()[-3000:]}")
+    return m
+
+
+def child_env(**extra: str) -> dict:
+    """This checkout's code first, whatever is installed."""
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+# -- the orjson floor --------------------------------------------------------------------------
+
+def orjson_main(argv: list[str]) -> int:
+    """``run.py _orjson DIR``: parse every line of every log file; print bytes and seconds."""
+    t0 = time.perf_counter()
+    total = lines = 0
+    loads = orjson.loads
+    for path in corpus_files(Path(argv[0])):
+        with open(path, "rb") as fh:
+            if path.suffix == ".json":
+                data = fh.read()
+                loads(data)
+                total += len(data)
+                lines += 1
+                continue
+            for raw in fh:
+                total += len(raw)
+                if raw.strip():
+                    loads(raw)
+                    lines += 1
+    print(json.dumps({"bytes": total, "lines": lines, "seconds": time.perf_counter() - t0}))
+    return 0
+
+
+def corpus_files(root: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        out += [Path(dirpath) / n for n in sorted(filenames) if n.endswith((".jsonl", ".json"))]
+    return out
+
+
+# -- helpers over the corpus -------------------------------------------------------------------
+
+def largest_claude_transcript(root: Path) -> Path:
+    """The largest main transcript (``<project>/<sessionId>.jsonl``, not a subagent file)."""
+    best, size = None, -1
+    for f in (root / ".claude" / "projects").glob("*/*.jsonl"):
+        if not f.name.startswith("agent-") and f.stat().st_size > size:
+            best, size = f, f.stat().st_size
+    if best is None:
+        raise SystemExit(f"no Claude transcript under {root}/.claude/projects")
+    return best
+
+
+def workspaces(root: Path) -> list[str]:
+    """loopmath's workspace label of every cwd in the corpus: the cwd's last folder name
+    (loopmath/ingest/base.py workspace_name, without its ``Workspace/<name>`` special case)."""
+    found: set[str] = set()
+    heads = [next(iter(sorted(d.glob("*.jsonl"))), None) for d in (root / ".claude" / "projects").glob("*")]
+    heads += sorted((root / ".codex").rglob("rollout-*.jsonl"))
+    for f in heads:
+        if f is None:
+            continue
+        with open(f, "rb") as fh:
+            for raw in fh.read(1 << 16).split(b"\n")[:20]:
+                try:
+                    rec = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+                cwd = rec.get("cwd") or payload.get("cwd")
+                if isinstance(cwd, str) and cwd.strip("/"):
+                    found.add(cwd.rstrip("/").rsplit("/", 1)[-1])
+                    break
+    return sorted(found)
+
+
+def sessiongraph(*args: str) -> list[str]:
+    return [sys.executable, "-m", "sessiongraph", *args]
+
+
+def loopmath_cmd() -> list[str] | None:
+    if importlib.util.find_spec("loopmath") is None:
+        return None
+    exe = Path(sys.executable).parent / "loopmath"
+    return [str(exe)] if exe.exists() else [shutil.which("loopmath") or "loopmath"]
+
+
+def _loopmath_counts(stderr: str) -> str:
+    """The counts from loopmath graph's summary lines (nodes, edges, artifacts, files read)."""
+    graph = re.search(r"(\d+) nodes, (\d+) edges, (\d+) artifacts from (\d+) records", stderr)
+    files = re.search(r"read (\d+) session files", stderr)
+    if not graph:
+        return "no summary on stderr"
+    n, e, a, _ = graph.groups()
+    return f"{files.group(1) if files else '?'} files read, {n} nodes, {e} edges, {a} artifacts"
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+class Bench:
+    def __init__(self, corpus: Path, work: Path, skip: set[str], big_mb: float, seed: int):
+        self.corpus, self.work, self.skip, self.big_mb, self.seed = corpus, work, skip, big_mb, seed
+        self.files = corpus_files(corpus)
+        self.bytes = sum(f.stat().st_size for f in self.files)
+        self.mb = self.bytes / 1e6
+        self.rows: list[tuple] = []  # (step, seconds, MB/s, peak RSS MiB, MB read) for the table
+        self.r: dict = dict.fromkeys(KEYS)
+        self.r.update(corpus_mb=round(self.mb, 1), files=len(self.files))
+        self.rss: list[float] = []
+        self.ingest_summary: dict = {}
+        self.notes: list[str] = []  # what each tool built, under the table
+
+    def row(self, step: str, m: dict, mb: float | None = None) -> None:
+        rate = mb / m["seconds"] if mb else None
+        self.rows.append((step, m["seconds"], rate, m["peak_rss_mb"], m["rchar"] / 1e6))
+
+    def ingest(self, name: str, db: Path, *extra: str, corpus: Path | None = None) -> dict:
+        m = measure(name, sessiongraph("ingest", str(corpus or self.corpus), "--db", str(db), "--json", *extra), self.work)
+        m["summary"] = json.loads(m["stdout"])
+        return m
+
+    def run(self) -> dict:
+        if "orjson" not in self.skip:
+            self.orjson()
+        if "ingest1w" not in self.skip:
+            self.cold_one_worker()
+        store = self.cold_all()
+        if "loopmath" not in self.skip:
+            self.loopmath(store)
+        if "warm" not in self.skip:
+            self.warm(store)
+        if "append" not in self.skip:
+            self.append(store)
+        if "big" not in self.skip and self.big_mb > 0:
+            self.big()
+        self.r["peak_rss_mb"] = round(max(self.rss), 1) if self.rss else None
+        o, w1 = self.r["orjson_mb_s"], self.r["ingest_mb_s_1w"]
+        self.r["ratio_vs_orjson"] = round(w1 / o, 3) if o and w1 else None
+        return self.r
+
+    def orjson(self) -> None:
+        say("orjson: parsing every line ...")
+        m = measure("orjson", [sys.executable, __file__, "_orjson", str(self.corpus)], self.work)
+        inner = json.loads(m["stdout"])
+        m["seconds"] = inner["seconds"]  # the parse loop alone, without interpreter start
+        self.r["orjson_mb_s"] = round(inner["bytes"] / 1e6 / inner["seconds"], 1)
+        self.row("orjson.loads every line", m, self.mb)
+
+    def cold_one_worker(self) -> None:
+        say("ingest --workers 1 (cold) ...")
+        m = self.ingest("ingest1w", self.work / "store-1w.duckdb", "--workers", "1")
+        self.r["ingest_mb_s_1w"] = round(self.mb / m["seconds"], 1)
+        self.rss.append(m["peak_rss_mb"])
+        self.row("ingest --workers 1 (cold)", m, self.mb)
+
+    def cold_all(self) -> Path:
+        cores = os.cpu_count() or 1
+        say(f"ingest --workers {cores} (cold) ...")
+        store = self.work / "store.duckdb"
+        m = self.ingest("ingest", store, "--workers", str(cores))
+        self.ingest_summary = m["summary"]
+        self.cold_all_s = m["seconds"]
+        self.r["ingest_mb_s_all"] = round(self.mb / m["seconds"], 1)
+        self.rss.append(m["peak_rss_mb"])
+        self.row(f"ingest --workers {cores} (cold)", m, self.mb)
+        return store
+
+    def loopmath(self, store: Path) -> None:
+        cmd = loopmath_cmd()
+        if cmd is None:
+            say("loopmath is not installed (pip install '.[bench]'): skipping the loopmath comparison")
+            return
+        say("sessiongraph export ocp ...")
+        m = measure("export", sessiongraph("export", "ocp", "--out", str(self.work / "ocp"), "--db", str(store),
+                                           "--json"), self.work)
+        self.rss.append(m["peak_rss_mb"])
+        self.row("export ocp", m)
+        ours = self.cold_all_s + m["seconds"]
+        names = workspaces(self.corpus)
+        say(f"loopmath graph over {len(names)} workspaces (cold, --no-cache) ...")
+        home = self.work / "loopmath-home"
+        args = ["graph", "--all", "--no-cache", "--format", "ocp", "--quiet", "--logs", str(self.corpus),
+                "--out", str(self.work / "loopmath.ocp.json")]
+        for name in names:
+            args += ["--workspace", name]
+        lm = measure("loopmath", cmd + args, self.work,
+                     env=child_env(LOOPMATH_HOME=str(home), LOOPMATH_CACHE_DIR=str(home / "cache")))
+        self.notes.append("loopmath: " + _loopmath_counts((self.work / "loopmath.err").read_text()))
+        s = self.ingest_summary
+        self.notes.append(f"sessiongraph: {s['files_read']} files read, {sum(s['store_sessions_by_harness'].values())} "
+                          f"sessions, {sum(sum(t.values()) for t in s['edges_by_kind'].values())} edges, {s['runs']} runs "
+                          f"({json.loads(m['stdout']).get('documents')} OCP documents)")
+        self.r["loopmath_s"] = round(lm["seconds"], 2)
+        self.r["ratio_vs_loopmath"] = round(lm["seconds"] / ours, 2)
+        self.row("loopmath graph --all --no-cache", lm, self.mb)
+        self.rows.append(("ingest (all cores) + export ocp", ours, self.mb / ours, None, None))
+
+    def warm(self, store: Path) -> None:
+        say("warm re-ingest ...")
+        m = self.ingest("warm", store)
+        if m["summary"]["files_read"]:
+            say(f"warning: the warm ingest read {m['summary']['files_read']} files")
+        self.r["warm_s"] = round(m["seconds"], 2)
+        self.rss.append(m["peak_rss_mb"])
+        self.row("re-ingest, nothing changed", m)
+
+    def append(self, store: Path) -> None:
+        target = largest_claude_transcript(self.corpus)
+        st = target.stat()
+        say(f"append 1 MB to {target.relative_to(self.corpus)} ({st.st_size / 1e6:.1f} MB) and re-ingest ...")
+        try:
+            gen.append_records(target, APPEND_BYTES, seed=self.seed)
+            m = self.ingest("append", store)
+        finally:  # leave the corpus as it was, so a kept corpus can be measured again
+            with open(target, "r+b") as fh:
+                fh.truncate(st.st_size)
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.r["append_s"] = round(m["seconds"], 2)
+        self.r["append_bytes_read"] = m["rchar"]
+        self.rss.append(m["peak_rss_mb"])
+        self.row(f"append 1 MB to a {st.st_size / 1e6:.0f} MB file, re-ingest", m)
+
+    def big(self) -> None:
+        folder = self.work / "bigfile"
+        say(f"writing one {self.big_mb:g} MB transcript ...")
+        plan = gen.one_file(folder, self.big_mb, seed=self.seed)
+        try:
+            say("ingest of the big file (cold) ...")
+            m = self.ingest("big", self.work / "store-big.duckdb", corpus=folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            (self.work / "store-big.duckdb").unlink(missing_ok=True)
+        self.r["big_file_mb"] = plan["mb"]
+        self.r["big_file_peak_rss_mb"] = round(m["peak_rss_mb"], 1)
+        self.row(f"one {plan['mb']:.0f} MB transcript (cold)", m, plan["mb"])
+
+
+# -- output ------------------------------------------------------------------------------------
+
+def table(b: Bench, source: str, plan: dict | None) -> str:
+    cores = os.cpu_count() or 1
+    head = (f"sessiongraph benchmark, {datetime.now(UTC):%Y-%m-%d}: corpus {b.mb:.1f} MB, {len(b.files)} files "
+            f"({source}), {cores} cores")
+    lines = [head, "", f"{'step':<44} {'seconds':>8} {'MB/s':>8} {'peak RSS MiB':>13} {'MB read':>9}"]
+    for step, secs, rate, rss, read in b.rows:
+        lines.append(f"{step:<44} {secs:>8.2f} {_num(rate, 1):>8} {_num(rss, 0):>13} {_num(read, 1):>9}")
+    r = b.r
+    lines += ["", f"ratio ingest --workers 1 / orjson: {_num(r['ratio_vs_orjson'], 3)}; "
+                  f"loopmath / (ingest + export): {_num(r['ratio_vs_loopmath'], 2)}"]
+    if plan is not None:
+        got = b.ingest_summary.get("edges_by_kind")
+        ok = "yes" if got == plan["edges_by_kind"] else f"NO: planted {plan['edges_by_kind']}, found {got}"
+        lines.append(f"edges found as planted: {ok}")
+    lines.append("diagnostics: " + (json.dumps(b.ingest_summary.get("diagnostics_by_code")) or "{}"))
+    lines += b.notes
+    return "\n".join(lines)
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_probe"]:
+        return probe_main(argv[1:])
+    if argv[:1] == ["_orjson"]:
+        return orjson_main(argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=float, default=1000, help="corpus size in MB (10^6 bytes) when generating")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--corpus", type=Path, help="use this corpus; an empty or missing folder is generated into and kept")
+    ap.add_argument("--big-file-mb", type=float, default=700, help="size of the one-transcript measurement (0: skip)")
+    ap.add_argument("--skip", default="", help=f"comma-separated steps to skip: {','.join(SKIPPABLE)}")
+    ap.add_argument("--keep", action="store_true", help="keep the generated corpus and the stores")
+    ap.add_argument("--workdir", type=Path, help="where the temp folder goes (default: the system temp dir)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (the table goes to stderr)")
+    args = ap.parse_args(argv)
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if skip - set(SKIPPABLE):
+        ap.error(f"unknown step(s) to skip: {', '.join(sorted(skip - set(SKIPPABLE)))}")
+    if args.workdir:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="sessiongraph-bench-", dir=args.workdir))
+    corpus, plan = args.corpus, None
+    try:
+        if corpus is None or not corpus.exists() or not any(corpus.iterdir()):
+            corpus = corpus or work / "corpus"
+            say(f"generating {args.size:g} MB into {corpus} ...")
+            plan = gen.generate(corpus, args.size, seed=args.seed)
+            say(f"  {plan['files']} files, {plan['mb']} MB in {plan['seconds']} s ({plan['mb_s']} MB/s)")
+        bench = Bench(corpus, work, skip, args.big_file_mb, args.seed)
+        result = bench.run()
+        source = f"generated, seed {args.seed}" if plan else f"given: {corpus}"
+        text = table(bench, source, plan)
+        if args.json:  # the table still goes to stderr, for the record
+            say(text)
+            print(json.dumps(result))
+        else:
+            print(text)
+    finally:
+        if args.keep:
+            say(f"kept: {work}" + (f" and {corpus}" if args.corpus else ""))
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
