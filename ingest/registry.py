@@ -1,7 +1,9 @@
 """Adapter registry: harness name -> adapter module, imported lazily.
 
 An adapter is a module with ``NAME`` (the harness name), ``detect(path, head) -> bool``
-(``head`` is the file's first bytes) and ``parse(path) -> Frames``.
+(``head`` is the file's first bytes) and ``parse(path) -> Frames``. An adapter of append-only
+transcripts may also offer ``parse_from(path, checkpoint, scrub) -> (Frames, Checkpoint | None)``
+to read only what was appended since the last ingest (``ingest.resume``).
 """
 
 from __future__ import annotations

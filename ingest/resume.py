@@ -42,6 +42,7 @@ class Checkpoint:
     head_sha: str  # sha256 of the first SEAM bytes (fewer if the offset is smaller)
     seam_sha: str  # sha256 of the SEAM bytes before the offset
     state: bytes  # the parser's state, see dumps/loads
+    resumed_from: int = 0  # not stored: where the parse that took this checkpoint began reading
 
 
 class Parser(Protocol):
@@ -92,7 +93,8 @@ def parse(
             saved = None
             if complete >= MIN_BYTES:
                 state = parser.state()
-                saved = Checkpoint(complete, line, *_hashes(fh, complete), dumps(scrub(state) if scrub else state))
+                saved = Checkpoint(complete, line, *_hashes(fh, complete), dumps(scrub(state) if scrub else state),
+                                   resumed_from=start)
             fh.seek(complete)
             _, tail = _feed(parser, fh, line, size - complete)  # the line still being written
         except OSError as exc:

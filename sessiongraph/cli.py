@@ -109,8 +109,9 @@ def _summary_text(s: IngestSummary) -> str:
         f"{kind} " + ", ".join(f"{n} {tier}" for tier, n in tiers.items()) for kind, tiers in s.edges_by_kind.items()
     )
     lines = [
-        f"Files: {s.files_found} found, {s.files_read} read, {s.files_unchanged} unchanged, "
-        f"{s.files_skipped} skipped" + _counts(s.skipped_by_reason),
+        f"Files: {s.files_found} found, {s.files_read} read"
+        + (f" ({s.files_resumed} grown, read from where the last ingest stopped)" if s.files_resumed else "")
+        + f", {s.files_unchanged} unchanged, {s.files_skipped} skipped" + _counts(s.skipped_by_reason),
         "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
         "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
         "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions")

@@ -10,11 +10,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from ingest import registry
 from ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
+from ingest.resume import Checkpoint
 from inference import infer
 from sessiongraph import engines
 from sessiongraph.store import FileResult, Store
@@ -41,6 +43,8 @@ class IngestSummary:
     files_found: int = 0
     files_read: int = 0
     files_unchanged: int = 0
+    files_resumed: int = 0  # grown transcripts read from where the last ingest stopped
+    bytes_skipped: int = 0  # bytes those resumed files did not read again
     files_skipped: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=dict)
     sessions_by_harness: dict[str, int] = field(default_factory=dict)
@@ -80,19 +84,32 @@ def parse_file(found: Found) -> Frames:
         return Frames.from_rows(diagnostics=diags.rows)
 
 
-# A file to read: what discovery found (a path, or a Found for a folder it could not walk), with
-# the size and mtime it had when listed.
-Job = tuple[str | Found, int, int]
+# A file to read: what discovery found (a path, or a Found for a folder it could not walk), the
+# size and mtime it had when listed, and the checkpoint to resume it from (a grown transcript).
+Job = tuple[str | Found, int, int, Checkpoint | None]
 
 
-def parse_path(item: str | Found) -> tuple[Found, Frames]:
-    """Classify one listed file (reading its head) and parse it: the unit of work an engine runs."""
+class Parsed(NamedTuple):
+    found: Found
+    frames: Frames
+    checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
+
+
+def parse_path(item: str | Found, checkpoint: Checkpoint | None = None) -> Parsed:
+    """Classify one listed file (reading its head) and parse it, from ``checkpoint`` when the
+    file only grew since: the unit of work an engine runs."""
     found = item if isinstance(item, Found) else classify(item)
-    return found, parse_file(found)
+    if found.harness is not None and hasattr(adapter := registry.get(found.harness), "parse_from"):
+        try:
+            frames, saved = adapter.parse_from(found.path, checkpoint)
+            return Parsed(found, frames, saved)
+        except Exception:  # noqa: BLE001 - parse_file reports the failure as a diagnostic
+            pass
+    return Parsed(found, parse_file(found))
 
 
-def _parse_job(job: Job) -> tuple[Job, Found, Frames]:
-    return (job, *parse_path(job[0]))
+def _parse_job(job: Job) -> tuple[Job, Parsed]:
+    return job, parse_path(job[0], job[3])
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -149,7 +166,11 @@ def ingest(
             if known.get(path) == (size, mtime):
                 summary.files_unchanged += 1
                 continue
-            todo.append((item, size, mtime))
+            todo.append((item, size, mtime, None))
+        # A file that grew may resume from where the last ingest stopped reading it.
+        grown = store.checkpoints([j[0] for j in todo if isinstance(j[0], str) and j[1] > known.get(j[0], (1 << 62,))[0]])
+        todo = [(item, size, mtime, grown.get(item)) if isinstance(item, str) else (item, size, mtime, cp)
+                for item, size, mtime, cp in todo]
 
         ingest_id = store.begin_ingest(roots)
         sessions: Counter[str] = Counter()
@@ -161,8 +182,11 @@ def ingest(
             progress(0, len(todo))
         # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
         parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for (_item, size, mtime), f, frames in parsed:
+        for (_item, size, mtime, _cp), (f, frames, checkpoint) in parsed:
             done += 1
+            if checkpoint is not None and checkpoint.resumed_from:
+                summary.files_resumed += 1
+                summary.bytes_skipped += checkpoint.resumed_from
             if not _in_window(frames, since, until):
                 skipped["outside_window"] += 1
             else:
@@ -174,7 +198,7 @@ def ingest(
                 diagnostics.update(frames.values("diagnostics", "code"))
                 # Files that are not logs are remembered too, so the next ingest need not open them.
                 batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason,
-                                        replaces=f.path in known))
+                                        replaces=f.path in known, checkpoint=checkpoint))
                 if len(batch) >= BATCH_FILES and (
                     released_at is None or time.monotonic() - released_at >= READER_GAP_S
                 ):
@@ -213,7 +237,7 @@ def ingest(
 
 
 def _parse_all(jobs: list[Job], workers: int | None):
-    """Yield ``(job, found, frames)`` in listing order; in-process for one worker or one file."""
+    """Yield ``(job, parsed)`` in listing order; in-process for one worker or one file."""
     n = workers or os.cpu_count() or 1
     if n <= 1 or len(jobs) < 2:
         for job in jobs:

@@ -15,6 +15,7 @@ import platformdirs
 import polars as pl
 
 from ingest.frames import SCHEMAS, Frames
+from ingest.resume import Checkpoint
 from inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
@@ -65,6 +66,7 @@ class FileResult:
     frames: Frames
     skip_reason: str | None = None
     replaces: bool = True  # the store may hold rows of this file already (False: a new file)
+    checkpoint: Checkpoint | None = None  # where the next ingest may resume reading it
 
 
 class Store:
@@ -200,6 +202,18 @@ class Store:
         rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns FROM ingested_files").fetchall()
         return {p: (s, m) for p, s, m in rows}
 
+    def checkpoints(self, paths: list[str]) -> dict[str, Checkpoint]:
+        """The stored checkpoints of these files (those that have one)."""
+        if not paths:
+            return {}
+        self.con.register("wanted_paths", pl.DataFrame({"source_path": paths}).to_arrow())
+        rows = self.con.execute(
+            "SELECT source_path, byte_offset, line, head_sha, seam_sha, state FROM checkpoints"
+            " WHERE source_path IN (SELECT source_path FROM wanted_paths)"
+        ).fetchall()
+        self.con.unregister("wanted_paths")
+        return {p: Checkpoint(o, n, h, s, bytes(b)) for p, o, n, h, s, b in rows}
+
     def begin_ingest(self, roots: list[str]) -> int:
         ingest_id = int(self.con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0])
         self.con.execute(
@@ -243,7 +257,7 @@ class Store:
         try:
             con.register("batch_paths", paths.to_arrow())
             if paths.height:
-                for table in (*FRAME_TABLES, "ingested_files"):
+                for table in (*FRAME_TABLES, "ingested_files", "checkpoints"):
                     con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM batch_paths)")
             for table, df in frames.tables().items():
                 if df.height:
@@ -255,6 +269,12 @@ class Store:
             con.register("batch_files", files.to_arrow())
             con.execute("INSERT INTO ingested_files BY NAME SELECT * FROM batch_files")
             con.unregister("batch_files")
+            saved = [(r.path, r.checkpoint) for r in results if r.checkpoint is not None]
+            if saved:
+                con.executemany(
+                    "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?)",
+                    [[p, c.offset, c.line, c.head_sha, c.seam_sha, c.state] for p, c in saved],
+                )
             con.unregister("batch_paths")
             # The inference tables no longer match the frames until write_inference runs: if we
             # are killed before that, the next ingest knows to infer again.

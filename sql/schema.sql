@@ -32,6 +32,17 @@ CREATE TABLE IF NOT EXISTS ingested_files (
     ingested_at    TIMESTAMPTZ NOT NULL
 );
 
+-- Where the next ingest of a grown transcript may start reading (ingest/resume.py): the parser
+-- state at the file's last complete line, for files of 1 MB and more. Replaced with the file's rows.
+CREATE TABLE IF NOT EXISTS checkpoints (
+    source_path    VARCHAR PRIMARY KEY,
+    byte_offset    BIGINT NOT NULL,
+    line           BIGINT NOT NULL,
+    head_sha       VARCHAR NOT NULL,
+    seam_sha       VARCHAR NOT NULL,
+    state          BLOB NOT NULL       -- plain data, no log text under metadata_only
+);
+
 CREATE TABLE IF NOT EXISTS sessions (
     session_id         VARCHAR NOT NULL,
     attempt            INTEGER,

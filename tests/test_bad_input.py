@@ -76,10 +76,11 @@ def test_summary_counts_every_diagnostic(store):
 def test_a_crashing_adapter_is_a_diagnostic_not_a_traceback(tmp_path, monkeypatch):
     from ingest import claude_code
 
-    def boom(path):
+    def boom(path, *args):
         raise RuntimeError("adapter bug")
 
     monkeypatch.setattr(claude_code, "parse", boom)
+    monkeypatch.setattr(claude_code, "parse_from", boom)
     f = tmp_path / "x.jsonl"
     f.write_bytes((SAMPLES / "broken/projects/-home-dev-projects-broken/not-json.jsonl").read_bytes())
     summary = ingest([str(f)], db=str(tmp_path / "s.duckdb"), workers=1)

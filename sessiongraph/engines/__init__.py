@@ -1,8 +1,9 @@
 """Where ``sessiongraph ingest`` parses files: ``local`` (a process pool, the default) or ``ray``
 (Ray Data tasks on a Ray cluster). An engine is a module with
-``parse_all(jobs, *, workers=None, address=None)`` yielding ``(job, found, frames)`` in the order
+``parse_all(jobs, *, workers=None, address=None)`` yielding ``(job, parsed)`` in the order
 of ``jobs``; every engine runs each file through the same ``pipeline.parse_path`` (classify, then
-parse), so the head reads of discovery run in parallel too. Engines are
+parse, from the job's checkpoint if it has one), so the head reads of discovery run in parallel
+too. Engines are
 imported lazily, so the local one never needs Ray installed.
 """
 
@@ -23,7 +24,7 @@ def get(name: str) -> ModuleType:
 
 
 def parse_all(engine: str, jobs: list, *, workers: int | None = None, address: str | None = None):
-    """``(job, found, frames)`` for every job, in order, parsed by ``engine``."""
+    """``(job, parsed)`` for every job, in order, parsed by ``engine``."""
     return get(engine).parse_all(jobs, workers=workers, address=address)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, found, frames)`` in listing order; ``address`` is for cluster engines and ignored here."""
+    """``(job, parsed)`` in listing order; ``address`` is for cluster engines and ignored here."""
     from sessiongraph.pipeline import _parse_all
 
     yield from _parse_all(jobs, workers)

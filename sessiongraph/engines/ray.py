@@ -56,7 +56,7 @@ def _ray():
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, found, frames)`` for every job, in listing order, parsed by Ray tasks.
+    """``(job, parsed)`` for every job, in listing order, parsed by Ray tasks.
 
     Connects to ``address`` (else ``$RAY_ADDRESS``, else a new local Ray) unless Ray is already
     initialised in this process; a Ray it started is shut down at the end. ``workers`` caps the
@@ -64,6 +64,8 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
     """
     if not jobs:
         return
+    from sessiongraph.pipeline import Parsed
+
     ray = _ray()
     started = False
     if not ray.is_initialized():
@@ -81,7 +83,7 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
     log.setLevel(logging.ERROR)  # Ray Data's per-run INFO lines would drown the ingest summary
     try:
         items = []
-        for i, (item, _size, _mtime) in enumerate(jobs):
+        for i, (item, _size, _mtime, _checkpoint) in enumerate(jobs):
             problem = item if isinstance(item, Found) else None  # a folder discovery could not walk
             items.append({"i": i, "path": problem.path if problem else item,
                           "skip_reason": problem.skip_reason if problem else None})
@@ -90,7 +92,7 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
         )
         for block in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             for i, found, frames in unpack(block):
-                yield jobs[i], found, frames
+                yield jobs[i], Parsed(found, frames)  # no checkpoints: a grown file is read whole
     finally:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
         log.setLevel(level)
@@ -105,7 +107,7 @@ def parse_batch(batch: pa.Table) -> pa.Table:
     from sessiongraph.pipeline import parse_path
 
     rows = batch.to_pylist()
-    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"]) for r in rows]
+    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"])[:2] for r in rows]
     parsed = [frames.tables() for _found, frames in done]
     columns = {
         "i": pa.array([r["i"] for r in rows], pa.int64()),
