@@ -53,7 +53,17 @@ from datetime import UTC, datetime
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_document, read_records, text_hash
+from ingest.jsonl import (
+    Diagnostics,
+    as_int,
+    as_str,
+    find_uuids,
+    json_type,
+    parse_ts,
+    read_document,
+    read_records,
+    text_hash,
+)
 from ingest.paths import normalise
 
 NAME = "gemini-cli"
@@ -80,7 +90,6 @@ MAX_BYTES = 512 * 1024 * 1024
 _CALL_MS = re.compile(r"-(\d{13})-[0-9A-Za-z]+$")
 _EXIT = re.compile(r"^Exit Code:\s*(-?\d+)", re.M)
 _SUBAGENT = re.compile(r"Subagent '([^'\s]+)'")
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _ABS_PATH = re.compile(r"(?<![\w.])(/[^\s\"'`()<>]+)")
 _WORKSPACE = re.compile(r"Workspace Directories:[^\n]*\n\s*-\s*([^\n]+)")
 _GLOB = re.compile(r"[*?\[]")
@@ -473,7 +482,7 @@ class _Chat:
             if code and abs(int(code.group(1))) < 2**31:
                 row["exit_code"] = int(code.group(1))
                 row["is_error"] = row["exit_code"] != 0 or bool(row["is_error"])
-            ids = list(dict.fromkeys(u.lower() for u in _UUID.findall(output)))
+            ids = list(dict.fromkeys(u.lower() for u in find_uuids(output, bounded=True)))
             row["output_ids"] = ids[:MAX_OUTPUT_IDS]
         elif tool in SPAWN_TOOLS:
             row["kind"] = "spawn"

@@ -45,7 +45,7 @@ from urllib.request import pathname2url
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, text_hash
 from ingest.paths import normalise
 
 NAME = "opencode"
@@ -66,7 +66,6 @@ DB_COLUMNS = {
 MAX_OUTPUT_IDS = 20
 MAX_OBJECT_BYTES = 64 * 1024 * 1024
 
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _TASK_ID = re.compile(r"(?:task_id:\s*|<task id=\")(ses_[A-Za-z0-9]+)")
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 _PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete"}
@@ -288,7 +287,7 @@ class _Builder:
                 row["exit_code"] = code
                 row["is_error"] = bool(row["is_error"]) or code != 0
             texts = [output] + [v for v in (meta.get("output"), meta.get("stdout")) if isinstance(v, str)]
-            ids = dict.fromkeys(u.lower() for t in texts for u in _UUID.findall(t))
+            ids = dict.fromkeys(u.lower() for t in texts for u in find_uuids(t, bounded=True))
             row["output_ids"] = list(ids)[:MAX_OUTPUT_IDS]
         elif tool in SPAWN_TOOLS:
             row["subagent_type"] = as_str(inp.get("subagent_type"))

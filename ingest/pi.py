@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 import orjson
 
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, read_records, text_hash
 from ingest.paths import normalise
 
 NAME = "pi"
@@ -68,7 +68,6 @@ SEARCH_TOOLS = frozenset({"grep", "find", "ls"})
 
 SESSION_FILE = re.compile(r"(?:^|_)(?P<id>[^_/\\]+)\.jsonl$")  # <ts>_<id>.jsonl
 EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\s*$")
-UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 MAX_OUTPUT_IDS = 20
 HEAD_RECORDS = 12  # records detect() looks at
 
@@ -458,7 +457,7 @@ def message_text(content: object) -> str | None:
 
 
 def _uuids(text: str) -> list[str]:
-    return list(dict.fromkeys(u.lower() for u in UUID.findall(text)))[:MAX_OUTPUT_IDS]
+    return list(dict.fromkeys(u.lower() for u in find_uuids(text, bounded=True)))[:MAX_OUTPUT_IDS]
 
 
 def _size(path: str) -> int | None:
