@@ -13,9 +13,11 @@ from collections import Counter
 
 import orjson
 
+from ingest import resume
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, read_records, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, text_hash
 from ingest.paths import normalise
+from ingest.resume import Checkpoint
 
 NAME = "codex"
 
@@ -51,6 +53,8 @@ TOOL_KINDS = {
 }
 # argv[0] of `[sh, -lc, SCRIPT]` wrappers whose script is the real command.
 WRAPPER_SHELLS = frozenset({"bash", "zsh", "sh"})
+# Keys of a spawn_agent output object naming the child thread, first found wins (0.12x-0.14x).
+SPAWN_RESULT_KEYS = ("agent_id", "new_thread_id", "thread_id")
 # patch_apply_end change type (codex-rs FileChange) -> file op.
 CHANGE_OPS = {"add": "write", "update": "write", "delete": "delete"}
 # apply_patch text headers (codex apply-patch grammar) -> file op; "Move to" renames.
@@ -101,7 +105,13 @@ def _detect(head: bytes) -> bool:
 
 def parse(path: str) -> Frames:
     """Parse one rollout; bad input becomes diagnostics rows, never an exception."""
-    return _Rollout(path).run()
+    return parse_from(path)[0]
+
+
+def parse_from(path: str, checkpoint: Checkpoint | None = None,
+               scrub=None) -> tuple[Frames, Checkpoint | None]:
+    """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
+    return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub)
 
 
 def _texts(value: object) -> str | None:
@@ -153,49 +163,141 @@ def _output_parts(value: object) -> tuple[str | None, dict | None]:
     return _texts(value), None
 
 
+def _header(text: str) -> str:
+    """What precedes a unified-exec output's ``Output:`` line (all of it when there is none)."""
+    cut = text.find("\nOutput:")
+    return text if cut < 0 else text[:cut]
+
+
 def _exit_from(text: str | None, obj: dict | None) -> int | None:
     meta = obj.get("metadata") if obj else None
     if isinstance(meta, dict) and type(meta.get("exit_code")) is int:
         return meta["exit_code"]
-    m = _EXIT.search(text.split("\nOutput:", 1)[0][:1000]) if text else None  # header only
+    m = _EXIT.search(_header(text)[:1000]) if text else None
     return int(m.group(1)) if m else None
 
 
+def _first_ids(texts: list[str]) -> list[str]:
+    """The first _MAX_IDS distinct UUIDs (lowercased) in ``texts``. A call keeps the first
+    _MAX_IDS of all its outputs' ids, so an id past that in any one text can never count."""
+    found: dict[str, None] = {}
+    for text in texts:
+        for m in _UUID.finditer(text):
+            found[m.group().lower()] = None
+            if len(found) == _MAX_IDS:
+                return list(found)
+    return list(found)
+
+
+def _change_facts(raw: object) -> list[tuple] | str | None:
+    """patch_apply_end ``changes`` without the diffs: (path, op or None, JSON type of the change
+    ``type``, move path) per change; the JSON type of ``changes`` when it is not an object."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        return json_type(raw)  # reported when the event is paired with its call
+    facts = []
+    for key, val in raw.items():
+        kind = val.get("type") if isinstance(val, dict) else None
+        move = val.get("move_path") if isinstance(val, dict) else None
+        op = CHANGE_OPS.get(kind) if isinstance(kind, str) else None
+        facts.append((key, op, json_type(kind), as_str(move)))
+    return facts
+
+
+def _identity(m: dict) -> dict:
+    """The session fields a header (session_meta payload or pre-envelope header line) gives,
+    as plain values: the header's instructions text is not kept."""
+    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    source, originator = m.get("source"), as_str(m.get("originator"))
+    entry, kind, spawn, bad_source = None, "main", {}, None
+    if isinstance(source, str):
+        entry = SOURCE_ENTRYPOINTS.get(source, source)
+    elif isinstance(source, dict) and "subagent" in source:
+        entry, sub = "subagent", source["subagent"]
+        kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
+        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = spawn if isinstance(spawn, dict) else {}
+    elif source is None:
+        entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
+    else:
+        bad_source = json_type(source)  # reported with the session row
+    depth = spawn.get("depth")
+    return {
+        "native_id": as_str(m.get("id")), "cwd": as_str(m.get("cwd")),
+        "harness_version": as_str(m.get("cli_version")),
+        "git_branch": as_str(git.get("branch")), "git_commit": as_str(git.get("commit_hash")),
+        "git_repo": as_str(git.get("repository_url")), "started_at": parse_ts(m.get("timestamp")),
+        "entrypoint": entry, "originator": originator, "session_kind": kind,
+        "parent_native_id": as_str(spawn.get("parent_thread_id"))
+        or as_str(m.get("parent_thread_id")),
+        "spawn_depth": depth if type(depth) is int else None,
+        "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")),
+        "forked_from_id": as_str(m.get("forked_from_id")),
+        "root_native_id": as_str(m.get("session_id")), "bad_source": bad_source,
+    }
+
+
 class _Rollout:
-    """One parse: identity, the current turn, calls keyed by call_id and pending results."""
+    """One parse: identity, the current turn, calls keyed by call_id and what results said.
+
+    Results are paired with their calls only in :meth:`frames` (an output may come before its
+    call, end events override outputs), so each is kept as the few facts pairing needs, read
+    when the record is: outputs are most of a rollout's bytes, and parser state may be stored.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.d = Diagnostics(path, harness=NAME)
-        self.meta: dict | None = None
+        self.diags = Diagnostics(path, harness=NAME)
+        self.meta: dict | None = None  # _identity of the header
         self.legacy = False
         self.first_ts = self.last_ts = None
         self.n_records = 0
         self.models: Counter[str] = Counter()
         self.model: str | None = None
         self.turn_cwd: str | None = None
-        self.prompt: str | None = None  # first event_msg user_message
-        self.item_prompt: str | None = None  # first typed user message item (fallback)
+        # Prompt hashes, never prompt text (state may be stored).
+        self.prompt_hash: str | None = None  # first event_msg user_message; "" if it was empty
+        self.item_prompt_hash: str | None = None  # first typed user message item (fallback)
         self.calls: list[dict] = []
-        self.by_id: dict[str, dict] = {}
-        self.patch_text: dict[int, list[tuple[str, str]]] = {}  # id(row) -> ops from its text
+        self.by_id: dict[str, int] = {}  # call_id -> index in calls (ids stay valid in state)
+        self.patch_text: dict[int, list[tuple[str, str]]] = {}  # call index -> ops from its text
         self.stdin_proc: dict[str, str] = {}  # write_stdin call_id -> unified-exec process id
-        self.outputs: list[tuple] = []  # tool outputs, paired after the scan
-        self.ends: list[tuple] = []  # end events, paired after the outputs (they win)
+        self.outputs: list[tuple] = []  # _output_facts, in file order
+        self.ends: list[tuple] = []  # _end_facts, paired after the outputs (they win)
         self.events: list[dict] = []
         self.usage: list[dict] = []
         self.max_total = 0
         self.prev = (0, 0, 0, 0)
 
-    def run(self) -> Frames:
-        for n, rec in read_records(self.path, self.d):
-            self.n_records += 1
-            self._record(n, rec)
-        native = as_str(self.meta.get("id")) if self.meta else None
+    # -- state (ingest.resume) -----------------------------------------------------------------
+
+    _STATE = ("meta", "legacy", "first_ts", "last_ts", "n_records", "models", "model", "turn_cwd",
+              "prompt_hash", "item_prompt_hash", "calls", "by_id", "patch_text", "stdin_proc",
+              "outputs", "ends", "events", "usage", "max_total", "prev")
+
+    def state(self) -> dict:
+        out = {k: getattr(self, k) for k in self._STATE}
+        out["diagnostics"] = self.diags.rows
+        return out
+
+    @classmethod
+    def restore(cls, path: str, state: dict) -> _Rollout:
+        rollout = cls(path)
+        for k in cls._STATE:
+            setattr(rollout, k, state[k])
+        rollout.diags.rows = state["diagnostics"]
+        return rollout
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def frames(self) -> Frames:
+        """The file's frames; called once, after the last record."""
+        native = self.meta["native_id"] if self.meta else None
         if native is None:
             if self.n_records:
-                self.d.add("no_session", None, f"{self.n_records} records, no session_meta id")
-            return Frames.from_rows(diagnostics=self.d.rows)
+                self.diags.add("no_session", None, f"{self.n_records} records, no session_meta id")
+            return Frames.from_rows(diagnostics=self.diags.rows)
         self._pair()
         session = self._session_row(native)
         for row in (*self.calls, *self.events, *self.usage):
@@ -203,14 +305,15 @@ class _Rollout:
         for row in self.usage:  # a count before the first turn_context: the session's model
             row["model"] = row["model"] or session["model"]
         return Frames.from_rows(sessions=[session], calls=self.calls, file_events=self.events,
-                                usage=self.usage, diagnostics=self.d.rows)
+                                usage=self.usage, diagnostics=self.diags.rows)
 
-    def _record(self, n: int, rec: dict) -> None:
+    def feed(self, n: int, rec: dict) -> None:
+        self.n_records += 1
         if "record_type" in rec:  # pre-envelope state marker
             return
         kind = rec.get("type")
         if kind is None and self.meta is None and isinstance(rec.get("id"), str):
-            self.legacy, self.meta = True, rec  # pre-envelope header
+            self.legacy, self.meta = True, _identity(rec)  # pre-envelope header
             self._ts(rec, n)
             return
         if self.legacy and "payload" not in rec:
@@ -219,16 +322,16 @@ class _Rollout:
         ts = self._ts(rec, n)
         if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
             detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"
-            self.d.add("unknown_record_type", n, detail)
+            self.diags.add("unknown_record_type", n, detail)
             return
         p = rec.get("payload")
         if not isinstance(p, dict):
-            self.d.add("wrong_type", n, f"{kind}.payload: {json_type(p)}")
+            self.diags.add("wrong_type", n, f"{kind}.payload: {json_type(p)}")
         elif kind == "session_meta" and self.meta is None:  # later ones: resume/fork copies
             if isinstance(p.get("id"), str):
-                self.meta = p
+                self.meta = _identity(p)
             else:
-                self.d.add("wrong_type", n, f"session_meta.id: {json_type(p.get('id'))}")
+                self.diags.add("wrong_type", n, f"session_meta.id: {json_type(p.get('id'))}")
         elif kind == "turn_context":
             if isinstance(p.get("model"), str):
                 self.model = p["model"]
@@ -244,60 +347,60 @@ class _Rollout:
         ts = parse_ts(raw)
         if ts is None:
             detail = "timestamp missing" if raw is None else f"timestamp: unparseable {json_type(raw)}"
-            self.d.add("bad_timestamp", n, detail)
+            self.diags.add("bad_timestamp", n, detail)
             return None
         self.first_ts = self.first_ts or ts
         self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
         return ts
 
     def _cwd(self) -> str | None:
-        return self.turn_cwd or (as_str(self.meta.get("cwd")) if self.meta else None)
+        return self.turn_cwd or (self.meta["cwd"] if self.meta else None)
 
     def _item(self, p: dict, ts, n: int) -> None:
         t = p.get("type")
         if not isinstance(t, str) or t not in KNOWN_RESPONSE_ITEMS:
             name = t if isinstance(t, str) else json_type(t)
-            self.d.add("unknown_record_type", n, f"response_item:{name}")
+            self.diags.add("unknown_record_type", n, f"response_item:{name}")
         elif t == "function_call":
             self._function_call(p, ts, n)
         elif t == "custom_tool_call":
             row, text = self._add_call(p, as_str(p.get("name")), ts, n), p.get("input")
             if not isinstance(text, str):
-                self.d.add("wrong_type", n, f"custom_tool_call.input: {json_type(text)}")
+                self.diags.add("wrong_type", n, f"custom_tool_call.input: {json_type(text)}")
             elif row["kind"] == "patch":
                 self._set_patch(row, text)
         elif t == "local_shell_call":
             action = p.get("action")
             if not isinstance(action, dict):
-                self.d.add("wrong_type", n, f"local_shell_call.action: {json_type(action)}")
+                self.diags.add("wrong_type", n, f"local_shell_call.action: {json_type(action)}")
                 action = {}
             row = self._add_call(p, "local_shell_call", ts, n)
             self._shell(row, action.get("command"), action.get("working_directory"), n)
         elif t == "web_search_call":
             self._add_call(p, "web_search_call", ts, n, call_id=as_str(p.get("id")))
         elif t in ("function_call_output", "custom_tool_call_output"):
-            self.outputs.append((as_str(p.get("call_id")), p.get("output"), ts, n))
-        elif t == "message" and p.get("role") == "user" and self.item_prompt is None:
+            self.outputs.append(self._output_facts(p, ts, n))
+        elif t == "message" and p.get("role") == "user" and self.item_prompt_hash is None:
             # Injected context (<environment_context>, <user_instructions>, AGENTS.md) is not
             # the prompt; pre-envelope files have no user_message event to tell them apart.
             text = _texts(p.get("content"))
             if text and not text.lstrip().startswith(("<", "# AGENTS.md")):
-                self.item_prompt = text
+                self.item_prompt_hash = text_hash(text)
 
     def _function_call(self, p: dict, ts, n: int) -> None:
         name, raw, args = as_str(p.get("name")), p.get("arguments"), {}
         if not isinstance(raw, str):
-            self.d.add("wrong_type", n, f"function_call.arguments: {json_type(raw)}")
+            self.diags.add("wrong_type", n, f"function_call.arguments: {json_type(raw)}")
         else:
             try:
                 parsed = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                self.d.add("bad_arguments", n, f"{name}: arguments are not JSON ({len(raw)} chars)")
+                self.diags.add("bad_arguments", n, f"{name}: arguments are not JSON ({len(raw)} chars)")
             else:
                 if isinstance(parsed, dict):
                     args = parsed
                 else:
-                    self.d.add("bad_arguments", n, f"{name}: arguments are a JSON {json_type(parsed)}")
+                    self.diags.add("bad_arguments", n, f"{name}: arguments are a JSON {json_type(parsed)}")
         row = self._add_call(p, name, ts, n)
         if name in ("shell", "shell_command"):
             self._shell(row, args.get("command"), args.get("workdir"), n)
@@ -322,7 +425,7 @@ class _Rollout:
         }
         self.calls.append(row)
         if call_id:
-            self.by_id.setdefault(call_id, row)
+            self.by_id.setdefault(call_id, len(self.calls) - 1)
         return row
 
     def _shell(self, row: dict, command: object, workdir: object, n: int) -> None:
@@ -336,23 +439,63 @@ class _Rollout:
             return
         row["command"] = _command_text(command)
         if row["command"] is None and command is not None:
-            self.d.add("wrong_type", n, f"{row['tool']}.command: {json_type(command)}")
+            self.diags.add("wrong_type", n, f"{row['tool']}.command: {json_type(command)}")
 
     def _set_patch(self, row: dict, text: str) -> None:
-        self.patch_text[id(row)] = ops = _patch_ops(text, row["cwd"])
+        # Only ever for the call _add_call has just added: the last one.
+        self.patch_text[len(self.calls) - 1] = ops = _patch_ops(text, row["cwd"])
         row["paths"] = list(dict.fromkeys(path for path, _ in ops))
+
+    def _may_own_ids(self, call_id: str | None) -> bool:
+        """Whether a result's UUIDs may end up in a call's output_ids. Only a call already known
+        not to be a shell call (nor a write_stdin poll of one) rules that out; the scan is the
+        costly part of reading an output."""
+        i = self.by_id.get(call_id) if call_id else None
+        return i is None or self.calls[i]["kind"] == "shell" or self.calls[i]["tool"] == "write_stdin"
+
+    def _output_facts(self, p: dict, ts, n: int) -> tuple:
+        """(call_id, ts, line, JSON type of an unusable output, exit code, unified-exec process
+        ids, output ids, spawn agent ids or None when the output is no JSON object).
+
+        Whose they are is settled when pairing, which may put them on a write_stdin poll's exec
+        call."""
+        call_id, value = as_str(p.get("call_id")), p.get("output")
+        text, obj = _output_parts(value)
+        bad = json_type(value) if text is None and obj is None else None
+        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text else []
+        ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
+        agents = None
+        if obj:  # any JSON object answers a spawn, with or without an agent id
+            agents = [obj[k] for k in SPAWN_RESULT_KEYS if isinstance(obj.get(k), str)][:1]
+        return (call_id, ts, n, bad, _exit_from(text, obj), procs, ids, agents)
+
+    def _end_facts(self, t: str, p: dict, ts, n: int) -> tuple:
+        """(type, call_id, ts, line, a, b) with (a, b) = (exit code, output ids) for
+        exec_command_end, (success, _change_facts) for patch_apply_end and (new thread id, None)
+        for collab_agent_spawn_end."""
+        call_id = as_str(p.get("call_id"))
+        if t == "exec_command_end":
+            code = p.get("exit_code")
+            texts = [p[k] for k in ("aggregated_output", "stdout", "stderr") if isinstance(p.get(k), str)]
+            ids = _first_ids(texts) if self._may_own_ids(call_id) else []
+            return (t, call_id, ts, n, code if type(code) is int else None, ids)
+        if t == "patch_apply_end":
+            ok = p.get("success")
+            changes = _change_facts(p.get("changes"))
+            return (t, call_id, ts, n, ok if isinstance(ok, bool) else None, changes)
+        return (t, call_id, ts, n, as_str(p.get("new_thread_id")), None)
 
     def _event(self, p: dict, ts, n: int) -> None:
         t = p.get("type")
         if not isinstance(t, str) or t not in KNOWN_EVENTS:
             name = t if isinstance(t, str) else json_type(t)
-            self.d.add("unknown_record_type", n, f"event_msg:{name}")
+            self.diags.add("unknown_record_type", n, f"event_msg:{name}")
         elif t == "token_count":
             self._tokens(p, ts, n)
-        elif t == "user_message" and self.prompt is None and isinstance(p.get("message"), str):
-            self.prompt = p["message"]
+        elif t == "user_message" and self.prompt_hash is None and isinstance(p.get("message"), str):
+            self.prompt_hash = text_hash(p["message"]) if p["message"] else ""
         elif t in ("exec_command_end", "patch_apply_end", "collab_agent_spawn_end"):
-            self.ends.append((t, as_str(p.get("call_id")), p, ts, n))
+            self.ends.append(self._end_facts(t, p, ts, n))
             if t == "exec_command_end":
                 self._reads(p, ts, n)
 
@@ -360,7 +503,7 @@ class _Rollout:
         """The harness's own parse of the command: its `read` items are reported reads."""
         parsed = p.get("parsed_cmd")
         if parsed is not None and not isinstance(parsed, list):
-            self.d.add("wrong_type", n, f"exec_command_end.parsed_cmd: {json_type(parsed)}")
+            self.diags.add("wrong_type", n, f"exec_command_end.parsed_cmd: {json_type(parsed)}")
             return
         cwd, seen = as_str(p.get("cwd")) or self._cwd(), set()
         for item in parsed or []:
@@ -380,11 +523,11 @@ class _Rollout:
         if info is None:  # a rate-limits-only update
             return
         if not isinstance(info, dict):
-            self.d.add("wrong_type", n, f"token_count.info: {json_type(info)}")
+            self.diags.add("wrong_type", n, f"token_count.info: {json_type(info)}")
             return
         total = info.get("total_token_usage")
         if not isinstance(total, dict):
-            self.d.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
+            self.diags.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
             return
         grand = as_int(total.get("total_tokens"))
         if grand <= self.max_total:  # cumulative totals: an equal or lower one is a re-emit/replay
@@ -401,127 +544,112 @@ class _Rollout:
             "cache_creation_1h_tokens": 0, "source_path": self.path, "line": n,
         })
 
+    # -- pairing results with calls --------------------------------------------------------------
+
     def _pair(self) -> None:
-        procs: dict[str, dict] = {}  # unified-exec process id -> the exec_command running it
-        ids: dict[int, list[str]] = {}
-        for call_id, value, ts, n in self.outputs:  # file order, so process ids map correctly
-            row = self.by_id.get(call_id) if call_id else None
-            text, obj = _output_parts(value)
-            if text is None and obj is None:
-                self.d.add("wrong_type", n, f"output: {json_type(value)}")
-            if row is None:
-                self.d.add("unmatched_result", n, "output names no call of this file")
-                continue
-            row["ended_at"] = ts
-            owner = row
-            if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
-                owner = procs.get(self.stdin_proc.get(call_id, ""))
-            if owner is not None and owner["kind"] in ("shell", "patch"):
-                code = _exit_from(text, obj)
-                if code is not None:  # a write_stdin poll that saw the exit ends its exec call
-                    owner["exit_code"], owner["ended_at"] = code, ts
-                if owner["kind"] == "shell" and text:
-                    ids.setdefault(id(owner), []).extend(_UUID.findall(text))
-                    for m in _PROC.finditer(text.split("\nOutput:", 1)[0]):
-                        procs[m.group(1)] = owner
-            if row["kind"] == "spawn" and obj:
-                found = [obj[k] for k in ("agent_id", "new_thread_id", "thread_id")
-                         if isinstance(obj.get(k), str)]
-                row["result_agent_id"] = found[0] if found else None
-        applied: dict[int, tuple] = {}
-        for t, call_id, p, ts, n in self.ends:  # end events override what outputs said
-            row = self.by_id.get(call_id) if call_id else None
-            if row is None:
-                continue  # e.g. a user `!cmd` shell command: no model call to attach to
-            row["ended_at"] = ts
-            if t == "exec_command_end":
-                if type(p.get("exit_code")) is int:
-                    row["exit_code"] = p["exit_code"]
-                for key in ("aggregated_output", "stdout", "stderr"):
-                    if isinstance(p.get(key), str):
-                        ids.setdefault(id(row), []).extend(_UUID.findall(p[key]))
-            elif t == "patch_apply_end":
-                if isinstance(p.get("success"), bool):
-                    row["is_error"] = not p["success"]
-                applied[id(row)] = (self._changes(p, row["cwd"], n), ts, n)
-            elif isinstance(p.get("new_thread_id"), str):
-                row["result_agent_id"] = p["new_thread_id"]
-        for row in self.calls:
+        ids: dict[int, list[str]] = {}  # call index -> ids its results printed
+        self._pair_outputs(ids)
+        applied = self._pair_ends(ids)
+        for i, row in enumerate(self.calls):
             if row["kind"] == "shell":
-                found = dict.fromkeys(u.lower() for u in ids.get(id(row), []))
-                row["output_ids"] = list(found)[:_MAX_IDS]
+                row["output_ids"] = list(dict.fromkeys(ids.get(i, [])))[:_MAX_IDS]
             if row.get("is_error") is None and row.get("exit_code") is not None:
                 row["is_error"] = row["exit_code"] != 0
             if row["kind"] == "patch":
-                self._patch_events(row, applied.get(id(row)))
+                self._patch_events(i, applied.get(i))
 
-    def _changes(self, p: dict, cwd: str | None, n: int) -> list[tuple[str, str]] | None:
-        raw = p.get("changes")
-        if raw is None or not isinstance(raw, dict):
-            if raw is not None:
-                self.d.add("wrong_type", n, f"patch_apply_end.changes: {json_type(raw)}")
+    def _pair_outputs(self, ids: dict[int, list[str]]) -> None:
+        procs: dict[str, int] = {}  # unified-exec process id -> index of the exec_command running it
+        # File order, so process ids map correctly.
+        for call_id, ts, n, bad, code, proc_ids, out_ids, agents in self.outputs:
+            if bad is not None:
+                self.diags.add("wrong_type", n, f"output: {bad}")
+            i = self.by_id.get(call_id) if call_id else None
+            if i is None:
+                self.diags.add("unmatched_result", n, "output names no call of this file")
+                continue
+            row = self.calls[i]
+            row["ended_at"] = ts
+            owner = i
+            if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
+                owner = procs.get(self.stdin_proc.get(call_id, ""))
+            own = self.calls[owner] if owner is not None else None
+            if own is not None and own["kind"] in ("shell", "patch"):
+                if code is not None:  # a write_stdin poll that saw the exit ends its exec call
+                    own["exit_code"], own["ended_at"] = code, ts
+                if own["kind"] == "shell":
+                    ids.setdefault(owner, []).extend(out_ids)
+                    for proc in proc_ids:
+                        procs[proc] = owner
+            if row["kind"] == "spawn" and agents is not None:
+                row["result_agent_id"] = agents[0] if agents else None
+
+    def _pair_ends(self, ids: dict[int, list[str]]) -> dict[int, tuple]:
+        """End events override what outputs said; returns call index -> (ops, ts, line) of its
+        last patch_apply_end."""
+        applied: dict[int, tuple] = {}
+        for t, call_id, ts, n, a, b in self.ends:
+            i = self.by_id.get(call_id) if call_id else None
+            if i is None:
+                continue  # e.g. a user `!cmd` shell command: no model call to attach to
+            row = self.calls[i]
+            row["ended_at"] = ts
+            if t == "exec_command_end":
+                if a is not None:
+                    row["exit_code"] = a
+                ids.setdefault(i, []).extend(b)
+            elif t == "patch_apply_end":
+                if a is not None:
+                    row["is_error"] = not a
+                applied[i] = (self._changes(b, row["cwd"], n), ts, n)
+            elif a is not None:
+                row["result_agent_id"] = a
+        return applied
+
+    def _changes(self, facts: list[tuple] | str | None, cwd: str | None,
+                 n: int) -> list[tuple[str, str]] | None:
+        """(path, op) pairs of a patch_apply_end's _change_facts; a move deletes the old path."""
+        if facts is None or isinstance(facts, str):
+            if facts is not None:
+                self.diags.add("wrong_type", n, f"patch_apply_end.changes: {facts}")
             return None
         ops: list[tuple[str, str]] = []
-        for key, val in raw.items():
-            kind = val.get("type") if isinstance(val, dict) else None
-            op = CHANGE_OPS.get(kind) if isinstance(kind, str) else None
+        for key, op, kind, move in facts:
             path = normalise(key, cwd)
             if op is None:
-                self.d.add("wrong_type", n, f"patch_apply_end.changes[].type: {json_type(kind)}")
-            move = val.get("move_path") if isinstance(val, dict) else None
-            move = normalise(move, cwd) if isinstance(move, str) else None
+                self.diags.add("wrong_type", n, f"patch_apply_end.changes[].type: {kind}")
+            move = normalise(move, cwd) if move is not None else None
             if op and path:
                 ops += [(path, "delete"), (move, "write")] if move else [(path, op)]
         return ops
 
-    def _patch_events(self, row: dict, applied: tuple | None) -> None:
+    def _patch_events(self, i: int, applied: tuple | None) -> None:
+        row = self.calls[i]
         if applied is not None and applied[0] is not None:
             ops, ts, line = applied
             row["paths"] = list(dict.fromkeys(row["paths"] + [path for path, _ in ops]))
         else:
-            ops, ts, line = self.patch_text.get(id(row), []), row["started_at"], row["line"]
+            ops, ts, line = self.patch_text.get(i, []), row["started_at"], row["line"]
         if not row.get("is_error"):  # a failed patch changed nothing we can vouch for
             for path, op in ops:
                 self._file_event(row["call_id"], ts, path, op, "apply_patch", "verified", line)
 
     def _session_row(self, native: str) -> dict:
-        m = self.meta or {}
-        git = m.get("git") if isinstance(m.get("git"), dict) else {}
-        source, originator = m.get("source"), as_str(m.get("originator"))
-        entry, kind, spawn = None, "main", {}
-        if isinstance(source, str):
-            entry = SOURCE_ENTRYPOINTS.get(source, source)
-        elif isinstance(source, dict) and "subagent" in source:
-            entry, sub = "subagent", source["subagent"]
-            kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
-            spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
-            spawn = spawn if isinstance(spawn, dict) else {}
-        elif source is None:
-            entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
-        else:
-            self.d.add("wrong_type", None, f"session_meta.source: {json_type(source)}")
-        depth = spawn.get("depth")
+        ident = dict(self.meta or {})
+        bad_source = ident.pop("bad_source", None)
+        if bad_source is not None:
+            self.diags.add("wrong_type", None, f"session_meta.source: {bad_source}")
         try:
             size = os.path.getsize(self.path)
         except OSError:
             size = None
-        prompt = self.prompt or self.item_prompt
+        # An empty first user_message ("") gives way to the item prompt, as a missing one does.
+        prompt = self.prompt_hash or self.item_prompt_hash
         return {
-            "session_id": f"{NAME}:{native}", "harness": NAME, "native_id": native,
-            "session_kind": kind, "layout": "rollout", "source_path": self.path,
-            "harness_version": as_str(m.get("cli_version")), "source_bytes": size,
-            "cwd": as_str(m.get("cwd")) or self.turn_cwd, "git_branch": as_str(git.get("branch")),
-            "git_commit": as_str(git.get("commit_hash")),
-            "git_repo": as_str(git.get("repository_url")),
-            "started_at": parse_ts(m.get("timestamp")) or self.first_ts, "ended_at": self.last_ts,
+            **ident, "session_id": f"{NAME}:{native}", "harness": NAME,
+            "layout": "rollout", "source_path": self.path, "source_bytes": size,
+            "cwd": ident.get("cwd") or self.turn_cwd,
+            "started_at": ident.get("started_at") or self.first_ts, "ended_at": self.last_ts,
             "model": self.models.most_common(1)[0][0] if self.models else None,
-            "entrypoint": entry, "originator": originator,
-            "parent_native_id": as_str(spawn.get("parent_thread_id"))
-            or as_str(m.get("parent_thread_id")),
-            "spawn_depth": depth if type(depth) is int else None,
-            "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")),
-            "forked_from_id": as_str(m.get("forked_from_id")),
-            "root_native_id": as_str(m.get("session_id")),
-            "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
-            "n_records": self.n_records,
+            "first_prompt_hash": prompt, "n_records": self.n_records,
         }

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from ingest import codex
+from ingest import codex, resume
 from ingest.frames import CALL_KINDS, DIAGNOSTIC_CODES, FILE_OPS, SCHEMAS, SESSION_KINDS, TIERS
 from tests.conftest import head, kinds, ts
 
@@ -649,3 +650,63 @@ def test_nested_wrong_types_are_reported_or_ignored(tmp_path, field, value, deta
     details = set(frames.diagnostics["detail"])
     assert details == (set(detail) if isinstance(detail, tuple) else {detail} if detail else set())
     assert set(codes(frames)) <= {"wrong_type"}
+
+
+# ---- bounded memory and checkpoint state --------------------------------------------------
+
+def test_large_outputs_are_not_held_until_the_end(tmp_path):
+    """Outputs are reduced to the facts pairing needs as they are read, so a long rollout's
+    output text (most of its bytes) is never all in memory at once."""
+    meta = {"id": "019ae400-3333-7000-8000-000000000003", "timestamp": "2025-12-04T10:00:00.000Z",
+            "cwd": "/w", "source": "cli"}
+    body = ("x" * 99 + "\n") * 2000  # 200 KB of output per call
+    lines = [json.dumps({"timestamp": "2025-12-04T10:00:00.000Z", "type": "session_meta", "payload": meta})]
+    total = 0
+    for i in range(200):
+        output = f"Exit code: {i % 2}\nOutput:\nsession id: {i:08x}-aaaa-4bbb-8ccc-dddddddddddd\n{body}"
+        total += len(output)
+        for payload in ({"type": "function_call", "name": "exec_command", "call_id": f"c{i}",
+                         "arguments": json.dumps({"cmd": "cat big.log"})},
+                        {"type": "function_call_output", "call_id": f"c{i}", "output": output}):
+            lines.append(json.dumps({"timestamp": "2025-12-04T10:00:01.000Z", "type": "response_item",
+                                     "payload": payload}))
+    path = write(tmp_path, lines, "big.jsonl")
+    tracemalloc.start()
+    try:
+        frames = codex.parse(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < total / 4, f"peak {peak} bytes for {total} bytes of outputs"
+    assert frames.calls["exit_code"].to_list() == [i % 2 for i in range(200)]
+    assert call(frames, "c7")["output_ids"] == ["00000007-aaaa-4bbb-8ccc-dddddddddddd"]
+    assert codes(frames) == []
+
+
+MARKER = "PLANTED-MARKER-7f3a"
+# Keys whose string values are prompt, output, instruction or message text in a rollout.
+TEXT_KEYS = {"message", "text", "output", "aggregated_output", "stdout", "stderr", "formatted_output",
+             "instructions", "base_instructions", "unified_diff", "content", "last_agent_message"}
+
+
+def plant(value: object, key: str | None = None) -> object:
+    """``value`` with MARKER appended to every text string under TEXT_KEYS."""
+    if isinstance(value, dict):
+        return {k: plant(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plant(v, key) for v in value]
+    return value + MARKER if isinstance(value, str) and key in TEXT_KEYS else value
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:30])
+def test_checkpoint_state_holds_no_prompt_or_output_text(path, tmp_path, monkeypatch):
+    monkeypatch.setattr(resume, "MIN_BYTES", 0)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[0].get("payload", lines[0])["instructions"] = "follow the house rules"  # the header
+    planted = write(tmp_path, [json.dumps(plant(rec)) for rec in lines], path.name)
+    assert Path(planted).read_text().count(MARKER) > 5
+    frames, checkpoint = codex.parse_from(planted)
+    state = resume.loads(checkpoint.state)
+    assert state["calls"] and state["n_records"] == len(lines)
+    assert MARKER not in repr(state)
+    assert frames.sessions["first_prompt_hash"][0] is not None

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from polars.testing import assert_frame_equal
 
-from ingest import claude_code, resume
+from ingest import claude_code, codex, resume
 from ingest.discover import classify
 from tests.conftest import CORPUS, SAMPLES
 
-RESUMABLE = {"claude-code": claude_code}
+RESUMABLE = {"claude-code": claude_code, "codex": codex}
 
 
 def _files() -> list:
