@@ -15,7 +15,7 @@ import orjson
 
 from ingest import resume
 from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
 from ingest.paths import normalise
 from ingest.resume import Checkpoint
 
@@ -60,7 +60,6 @@ CHANGE_OPS = {"add": "write", "update": "write", "delete": "delete"}
 # apply_patch text headers (codex apply-patch grammar) -> file op; "Move to" renames.
 PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete"}
 
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 # Output headers: "Exit code: N" (shell_command, unified exec) / "Process exited with code N".
 _EXIT = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
 _PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
@@ -182,8 +181,8 @@ def _first_ids(texts: list[str]) -> list[str]:
     _MAX_IDS of all its outputs' ids, so an id past that in any one text can never count."""
     found: dict[str, None] = {}
     for text in texts:
-        for m in _UUID.finditer(text):
-            found[m.group().lower()] = None
+        for uuid in find_uuids(text, bounded=True):
+            found[uuid.lower()] = None
             if len(found) == _MAX_IDS:
                 return list(found)
     return list(found)
