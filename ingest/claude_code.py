@@ -18,7 +18,7 @@ import orjson
 
 from ingest.frames import Frames
 from ingest import resume
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
 from ingest.paths import normalise
 from ingest.resume import Checkpoint
 
@@ -388,7 +388,7 @@ class _Parser:
                 texts += [s for s in (sidecar.get("stdout"), sidecar.get("stderr")) if isinstance(s, str)]
             ids: list[str] = []
             for text in texts:
-                for found in UUID.findall(text):
+                for found in find_uuids(text):
                     found = found.lower()
                     if found not in ids and len(ids) < MAX_OUTPUT_IDS:
                         ids.append(found)
