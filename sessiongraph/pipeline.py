@@ -63,27 +63,6 @@ class IngestSummary:
 Progress = Callable[[int, int], None]  # (files done, files to read)
 
 
-def parse_file(found: Found) -> Frames:
-    """Run one file through its adapter; an adapter bug becomes a diagnostic, not a crash."""
-    if found.harness is None:
-        diags = Diagnostics(found.path)
-        reason = found.skip_reason or "unknown_format"
-        if reason in DIAGNOSED_SKIPS:
-            diags.add(reason, None, "")
-        return Frames.from_rows(diagnostics=diags.rows)
-    try:
-        return registry.get(found.harness).parse(found.path)
-    except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        diags = Diagnostics(found.path, found.harness)
-        diags.add(
-            "internal_error",
-            None,
-            f"{type(exc).__name__} at {os.path.basename(where.filename)}:{where.lineno}",
-        )
-        return Frames.from_rows(diagnostics=diags.rows)
-
-
 # A file to read: what discovery found (a path, or a Found for a folder it could not walk), the
 # size and mtime it had when listed, and the checkpoint to resume it from (a grown transcript).
 Job = tuple[str | Found, int, int, Checkpoint | None]
@@ -96,16 +75,25 @@ class Parsed(NamedTuple):
 
 
 def parse_path(item: str | Found, checkpoint: Checkpoint | None = None) -> Parsed:
-    """Classify one listed file (reading its head) and parse it, from ``checkpoint`` when the
-    file only grew since: the unit of work an engine runs."""
+    """Classify one listed file (reading its head) and run it through its adapter, from
+    ``checkpoint`` when the adapter reads grown files from where it stopped: the unit of work an
+    engine runs. An adapter bug becomes a diagnostic, not a crash."""
     found = item if isinstance(item, Found) else classify(item)
-    if found.harness is not None and hasattr(adapter := registry.get(found.harness), "parse_from"):
-        try:
-            frames, saved = adapter.parse_from(found.path, checkpoint)
-            return Parsed(found, frames, saved)
-        except Exception:  # noqa: BLE001 - parse_file reports the failure as a diagnostic
-            pass
-    return Parsed(found, parse_file(found))
+    diags = Diagnostics(found.path, found.harness)
+    if found.harness is None:
+        reason = found.skip_reason or "unknown_format"
+        if reason in DIAGNOSED_SKIPS:
+            diags.add(reason, None, "")
+        return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
+    adapter = registry.get(found.harness)
+    try:
+        if hasattr(adapter, "parse_from"):
+            return Parsed(found, *adapter.parse_from(found.path, checkpoint))
+        return Parsed(found, adapter.parse(found.path))
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        diags.add("internal_error", None, f"{type(exc).__name__} at {os.path.basename(where.filename)}:{where.lineno}")
+        return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
 
 
 def _parse_job(job: Job) -> tuple[Job, Parsed]:

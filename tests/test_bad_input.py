@@ -79,7 +79,6 @@ def test_a_crashing_adapter_is_a_diagnostic_not_a_traceback(tmp_path, monkeypatc
     def boom(path, *args):
         raise RuntimeError("adapter bug")
 
-    monkeypatch.setattr(claude_code, "parse", boom)
     monkeypatch.setattr(claude_code, "parse_from", boom)
     f = tmp_path / "x.jsonl"
     f.write_bytes((SAMPLES / "broken/projects/-home-dev-projects-broken/not-json.jsonl").read_bytes())
