@@ -189,11 +189,13 @@ OUTCOMES = pl.Schema(
         "native_state": pl.String,  # state: the harness's own state name (Prickle: one of its 11)
         "waiting_on": pl.String,  # state: what a waiting state waits on
         "evidence_kind": pl.String,  # evidence: what it is (Prickle: test_output, commit, note ...)
-        "verifier": pl.String,  # evidence: who vouches for it (Prickle: ci, assignee, requester, person)
+        "verifier": pl.String,  # evidence: who vouches for it (Prickle: ci, assignee, requester, person);
+        # verdict: who decided it, as an OCP signal source kind (user, judge, orchestrator)
         "criterion": pl.Int32,  # verdict: the 0-based acceptance criterion judged
         "accepted": pl.Boolean,  # verdict: whether that criterion was met
         "tier": pl.String,  # evidence, verdict: one of OUTCOME_TIERS
-        "ref": pl.String,  # evidence: the link or artifact it names (url, sha256:<hex>, git:<sha>)
+        "ref": pl.String,  # evidence: the link or artifact it names (url, sha256:<hex>, git:<sha>);
+        # verdict: the decider's id (a person's handle, an agent id)
         "source_path": pl.String,
         "line": pl.Int64,
     }

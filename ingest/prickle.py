@@ -9,7 +9,8 @@ Mapping (every task is a node):
 - session ``prickle:<task id>`` (harness ``prickle``, layout ``task``), one row per attempt: one
   attempt per ``result.revision`` (revision ``N`` implies attempts ``1..N``; attempt 1 starts at
   ``created_at``, attempt ``k`` at the return of revision ``k-1``; the last attempt ends at the
-  latest ``updated_at``, earlier ones at their ``returned_at``). ``n_records`` of an attempt is the
+  latest ``updated_at``, earlier ones at their ``returned_at``; a revision without a readable
+  ``returned_at`` came back by the first snapshot that carries it). ``n_records`` of an attempt is the
   number of snapshots of it (a snapshot belongs to its ``result.revision``, or to attempt 1 before
   any result): the length of its state history.
 - ``assignee`` (the agent that does the task) is ``agent_type``: the column that names the agent
@@ -20,8 +21,9 @@ Mapping (every task is a node):
   continuation pass: ``continue``, verified); ``packet.depends_on`` entries shaped like task ids
   -> ``depends_on`` (``dep`` edges, reported; one naming a task not in the store is counted by the
   pass). Other ``depends_on`` entries (free text) are left out.
-- ``result.artifacts`` are writes of the attempt whose revision returned them, at its
-  ``returned_at``: path ``sha256:<hex>`` for a content hash, ``git:<commit>`` for a commit (tier
+- ``result.artifacts`` are writes of the attempt whose revision returned them, at its return (the
+  instant that attempt ends and the next begins; the OCP writer gives such a write to the attempt
+  that ends then): path ``sha256:<hex>`` for a content hash, ``git:<commit>`` for a commit (tier
   verified, ``how`` ``result.artifacts``). Every ``result.lineage.context`` item with a ``sha256``
   (a packet, memory fact or checkpoint the result used) is a read of ``sha256:<hex>`` at
   ``lineage.recorded_at``: the artifact pass joins it to the task that wrote that hash (verified
@@ -67,7 +69,10 @@ Mapping (every task is a node):
   ``verifier``, ``tier``, ``ts`` = ``observed_at`` else ``returned_at``, ``ref`` = the result
   artifact its ``artifact`` index names, else its ``url``; a ``data:`` url is content and is
   dropped); ``verdict``, one per ``result.verdicts`` item (``criterion``, ``accepted``, tier
-  reported, at the first snapshot that carried the revision's verdicts; OCP run signals).
+  reported, at the first snapshot that carried the revision's verdicts; OCP run signals), with
+  the result's ``decided_by`` as the signal source: ``verifier`` its OCP source kind (a ``person``
+  is ``user``, an ``agent`` ``judge``, the ``system`` ``orchestrator``), ``ref`` the person's handle
+  or the agent's id (none for the system or an erased decider).
 - Text: packet text and context, result and evidence summaries, evidence content, verdict notes,
   ``reason`` and checkpoints are never read into the frames. The ingest has no ``full`` profile
   yet; when it has, they belong in its ``texts`` frame only.
@@ -247,23 +252,28 @@ class _Tasks:
         # revision -> (result, snapshot) from the latest snapshot that carries it
         revisions: dict[int, tuple[dict, _Snapshot]] = {}
         judged: dict[int, datetime | None] = {}  # revision -> the first snapshot that carries verdicts
+        seen: dict[int, datetime | None] = {}  # revision -> the first snapshot that carries it
         per_attempt: Counter[int] = Counter()
         for s in snaps:
             result = s.obj.get("result")
             if isinstance(result, dict):
                 s.revision = self._revision(result, s, tid)
                 revisions[s.revision] = (result, s)
+                seen.setdefault(s.revision, s.updated)
                 if result.get("verdicts") and s.revision not in judged:
                     judged[s.revision] = s.updated
             elif result is not None:
                 self.d.add("wrong_type", s.line, f"task {tid}: result: {json_type(result)}")
             per_attempt[s.revision] += 1
         n_attempts = max([1, *revisions])
-        returned = {rev: self._ts(r, "returned_at", s.line, tid) for rev, (r, s) in revisions.items()}
+        # One instant ends a revision's attempt, starts the next and dates its writes, so every write
+        # lies in its own attempt: returned_at, else the first snapshot that shows the revision.
+        returned = {rev: self._ts(r, "returned_at", s.line, tid) or seen[rev] or s.updated
+                    for rev, (r, s) in revisions.items()}
         cause = self._cause(revisions, tid)
         for rev, (result, s) in sorted(revisions.items()):
-            rows["file_events"] += self._writes(sid, result, s, tid, returned[rev] or s.updated)
-            rows["file_events"] += self._reads(sid, result, s, tid, returned[rev] or s.updated)
+            rows["file_events"] += self._writes(sid, result, s, tid, returned[rev])
+            rows["file_events"] += self._reads(sid, result, s, tid, returned[rev])
         state, waiting = known(obj.get("state"), STATES), known(obj.get("waiting_on"), WAITING_ON)
         history = [(s.obj.get("state"), s.obj.get("waiting_on"), s.updated, s.revision, s.line) for s in snaps]
         rows["outcomes"] += outcome.state_rows(self.path, sid, history)
@@ -324,7 +334,7 @@ class _Tasks:
             if result is not None:
                 decided = outcome.result_status(self.d, s.line, tid, result)
                 arts = result.get("artifacts", [])
-                at = returned[k] or s.updated
+                at = returned[k]
                 evidence = outcome.evidence_rows(self.d, self.path, sid, k, result, s.line, tid, at,
                                                  [_artifact_ref(a) for a in arts] if isinstance(arts, list) else None)
                 verdicts = outcome.verdict_rows(self.d, self.path, sid, k, result, s.line, tid, judged.get(k) or at)

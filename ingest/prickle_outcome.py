@@ -8,6 +8,7 @@ booleans, criterion numbers, times and locators.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from ingest.frames import OUTCOME_TIERS, TERMINAL_STATUSES
@@ -49,6 +50,15 @@ VERIFIER_TIER: dict[str, str] = {
 NO_VERIFIER_TIER = "asserted"
 # A verdict is its decider's statement, recorded by the task server: reported, never verified.
 VERDICT_TIER = "reported"
+# result.decided_by kind -> the OCP signal source kind of its verdicts (digest 4.5): a person is a
+# user; an agent judging another's result a judge; the task server applying its policy the orchestrator.
+DECIDER_SOURCE: dict[str, str] = {"person": "user", "agent": "judge", "system": "orchestrator"}
+# decided_by kind -> its id key and that id's pattern in the task schema (a system has no id)
+DECIDER_ID: dict[str, tuple[str, re.Pattern]] = {
+    "person": ("handle", re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")),
+    "agent": ("agent_id", re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*/[a-z0-9]+(?:-[a-z0-9]+)*$")),
+}
+MAX_DECIDER_ID = 79  # the schema's longest id (an agent id)
 MAX_CRITERION = 19  # the packet allows at most 20 acceptance criteria
 
 
@@ -158,7 +168,7 @@ def verdict_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dict
     if not isinstance(items, list):
         d.add("wrong_type", line, f"task {tid}: result.verdicts: {json_type(items)}")
         return []
-    rows = []
+    rows, source = [], decider(d, line, tid, result) if items else {}
     for i, item in enumerate(items):
         criterion = item.get("criterion") if isinstance(item, dict) else None
         accepted = item.get("accepted") if isinstance(item, dict) else None
@@ -168,8 +178,31 @@ def verdict_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dict
             d.add("wrong_type", line, f"task {tid}: result.verdicts[{i}]: {shown}")
             continue
         rows.append(_row(path, sid, attempt, judged, "verdict", line, criterion=criterion, accepted=accepted,
-                         tier=VERDICT_TIER))
+                         tier=VERDICT_TIER, **source))
     return rows
+
+
+def decider(d: Diagnostics, line: int | None, tid: str, result: dict) -> dict:
+    """``result.decided_by`` as the ``verifier`` (OCP source kind) and ``ref`` (id) of its verdicts;
+    empty when nobody is named. Only an id of the schema's shape is kept: never free text."""
+    value = result.get("decided_by")
+    if value is None:
+        return {}
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if known(kind, DECIDER_SOURCE) is None:
+        shown = f"kind {json_type(kind)}" if isinstance(value, dict) else json_type(value)
+        d.add("wrong_type", line, f"task {tid}: result.decided_by: {shown}")
+        return {}
+    out = {"verifier": DECIDER_SOURCE[kind]}
+    if kind not in DECIDER_ID or value.get("erased") is True:  # the system has no id; an erased one is gone
+        return out
+    key, pattern = DECIDER_ID[kind]
+    ident = value.get(key)
+    if isinstance(ident, str) and len(ident) <= MAX_DECIDER_ID and pattern.match(ident):
+        out["ref"] = ident
+    else:
+        d.add("wrong_type", line, f"task {tid}: result.decided_by.{key}: {json_type(ident)}")
+    return out
 
 
 def _enum(d: Diagnostics, line: int | None, where: str, item: dict, key: str, allowed) -> str | None:

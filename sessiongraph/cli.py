@@ -284,8 +284,11 @@ def load(dataset, db, as_json):
     """Load a Parquet DATASET (a folder or URI written by export parquet) into a new store,
     so that runs, show, sessions and query work on it.
 
-    The dataset has no tool calls or file events: the store gets its sessions, usage, runs,
-    members, edges and artifacts as exported, and is not re-inferred.
+    The dataset has no tool calls or file events: the store gets its sessions, usage, outcomes,
+    runs, members, edges and artifacts as exported, and is not re-inferred. OCP documents exported
+    from it keep node states, outcomes, evidence, signals and state notes, but run.task sees no
+    written files (type research), and runs imported from OCP documents are not exported
+    (DATASET.md, "Loading it back").
     """
     from sessiongraph.parquet import load as run_load
 

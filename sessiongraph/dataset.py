@@ -5,9 +5,10 @@ Every table is declared once here (``TABLES``); ``DATASET.md`` documents each co
 (the same tables and views ``runs``/``show`` read) and finished in polars; each row carries the
 two partition keys ``_harness`` and ``_month`` that the writer turns into folders and drops.
 
-Stable ids join the tables: ``run_id`` (runs, sessions, attempts, usage, run_features, and
-edges/artifacts inside a run), ``session_id`` (sessions, attempts, usage, edges ``src``/``dst``,
-artifacts ``producer``), ``attempt_id``, ``edge_id``, ``artifact_id``.
+Stable ids join the tables: ``run_id`` (runs, sessions, attempts, usage, outcomes, run_features,
+and edges/artifacts inside a run), ``session_id`` (sessions, attempts, usage, outcomes, edges
+``src``/``dst``, artifacts ``producer``), ``attempt_id``, ``edge_id``, ``artifact_id``; an outcome
+row names its attempt as a usage row does (``source_path`` and ``attempt``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from inference.edges import stable_id
+from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
 from sessiongraph.pricing import PriceTable
 from sessiongraph.store import Store
@@ -46,8 +48,8 @@ SESSIONS = pl.Schema({
     "native_id": pl.String, "agent_id": pl.String, "session_kind": pl.String, "agent_type": pl.String,
     "entrypoint": pl.String, "model": pl.String, "cwd": pl.String, "git_repo": pl.String,
     "git_branch": pl.String, "git_commit": pl.String, "started_at": TS, "ended_at": TS,
-    "wall_s": pl.Float64, "n_files": pl.Int64, "n_attempts": pl.Int64, "requests": pl.Int64,
-    **_TOKEN_COLS, "total_tokens": pl.Int64, "usd": pl.Float64,
+    "wall_s": pl.Float64, "n_files": pl.Int64, "n_attempts": pl.Int64, "state": pl.String,
+    "waiting_on": pl.String, "requests": pl.Int64, **_TOKEN_COLS, "total_tokens": pl.Int64, "usd": pl.Float64,
 })
 
 ATTEMPTS = pl.Schema({
@@ -85,6 +87,14 @@ USAGE = pl.Schema({
     "source_path": pl.String, "line": pl.Int64,
 })
 
+# The store's outcomes (state history, evidence, verdicts), so a loaded store exports them to OCP.
+OUTCOMES = pl.Schema({
+    "session_id": pl.String, "run_id": pl.String, "attempt": pl.Int32, "ts": TS, "kind": pl.String,
+    "native_state": pl.String, "waiting_on": pl.String, "evidence_kind": pl.String, "verifier": pl.String,
+    "criterion": pl.Int32, "accepted": pl.Boolean, "tier": pl.String, "ref": pl.String,
+    "source_path": pl.String, "line": pl.Int64,
+})
+
 RUN_FEATURES = pl.Schema({
     "run_id": pl.String, "root_session_id": pl.String, "producer": pl.String,
     "started_at": TS, "ended_at": TS, "wall_s": pl.Float64,
@@ -103,7 +113,7 @@ RUN_FEATURES = pl.Schema({
 
 TABLES: dict[str, pl.Schema] = {
     "runs": RUNS, "sessions": SESSIONS, "attempts": ATTEMPTS, "edges": EDGES,
-    "artifacts": ARTIFACTS, "usage": USAGE, "run_features": RUN_FEATURES,
+    "artifacts": ARTIFACTS, "usage": USAGE, "outcomes": OUTCOMES, "run_features": RUN_FEATURES,
 }
 
 # List items are named "element", as Parquet's LIST type names them, so a file read back has
@@ -134,13 +144,13 @@ WITH f AS (
            first(git_branch ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE git_branch IS NOT NULL) AS git_branch,
            first(git_commit ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE git_commit IS NOT NULL) AS git_commit,
            first(cwd ORDER BY started_at NULLS LAST, source_path) FILTER (WHERE cwd IS NOT NULL) AS first_cwd,
-           count(*) AS n_attempts
+           count(*) AS n_attempts, {node_state}
     FROM sessions GROUP BY session_id
 )
 SELECT o.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
        f.native_id, f.agent_id, o.session_kind, f.agent_type, o.entrypoint, o.model,
        f.first_cwd AS cwd, f.git_repo, f.git_branch, f.git_commit, o.started_at, o.ended_at,
-       o.n_files, f.n_attempts, o.total_tokens, o.harness AS _harness,
+       o.n_files, f.n_attempts, f.state, f.waiting_on, o.total_tokens, o.harness AS _harness,
        {tokens}
 FROM session_overview o LEFT JOIN run_sessions m USING (session_id) LEFT JOIN f USING (session_id)
 """
@@ -190,6 +200,13 @@ LEFT JOIN run_sessions m USING (session_id)
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
 """
 
+_OUTCOMES = """
+SELECT x.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness
+FROM outcomes x
+LEFT JOIN run_sessions m USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
+"""
+
 _RUN_CALLS = """
 SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_shell_calls,
        count(*) FILTER (c.is_error) AS n_error_calls
@@ -209,7 +226,8 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
     usage = _priced(store.query(_USAGE), prices)
     attempt_usage = _priced(store.query(_ATTEMPT_USAGE.format(sums=sums)), prices)
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
-    sessions = _sessions(store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS))), attempts)
+    sessions = _sessions(store.query(_SESSIONS.format(
+        tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts)
     edges = store.query(_EDGES.format(
         text=", c.command, c.description" if privacy == "full" else "",
         calls=_EDGE_CALLS if privacy == "full" else "",
@@ -226,6 +244,7 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
                                                           separator="\x1f"))),
             "ts", "path", "version"),
         "usage": _part(usage, "ts", "session_id", "source_path", "line", "message_id"),
+        "outcomes": _part(store.query(_OUTCOMES), "ts", *OUTCOMES),
         "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
     }
     return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}

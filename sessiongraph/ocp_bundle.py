@@ -27,6 +27,13 @@ class RunBundle:
     outcomes: pl.DataFrame  # state history, evidence and verdicts the logs record, in time order
 
 
+# A session's node state and what it waits on: what its latest-ending row records (every row of one
+# file records the same), even when an end time is missing. The dataset's sessions table shares it.
+NODE_STATE = """
+arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
+arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL) AS waiting_on
+"""
+
 _MEMBERS = """
 SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
        s.harness, s.native_id, s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
@@ -37,11 +44,7 @@ JOIN (
            any_value(session_kind) AS session_kind, any_value(agent_type) AS agent_type,
            arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,
            any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
-           min(started_at) AS started_at, max(ended_at) AS ended_at,
-           -- the state the latest-ending row records (every row of one file records the same)
-           arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
-           arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL)
-               AS waiting_on
+           min(started_at) AS started_at, max(ended_at) AS ended_at, """ + NODE_STATE + """
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
 
 from ingest.frames import TERMINAL_STATUSES
+from sessiongraph.ocp_time import timestamp
 
 UNSETTLED = "settled_unverified"  # a log ends, but no log says whether the work was accepted
 EVIDENCE_KEY = "dev.sessiongraph.evidence"
 STATE_KEY = "dev.sessiongraph.state"
-
-
-def _ts(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
 def node_state(state: str | None) -> str:
@@ -44,7 +40,7 @@ def attempt_outcome(status: str | None, tier: str | None, evidence: list[dict]) 
 
 def _evidence(row: dict) -> dict:
     item = {"kind": row["evidence_kind"], "verifier": row["verifier"], "tier": row["tier"],
-            "observed_at": _ts(row["ts"]), "ref": row["ref"]}
+            "observed_at": timestamp(row["ts"]), "ref": row["ref"]}
     return {k: v for k, v in item.items() if v is not None}
 
 
@@ -64,11 +60,19 @@ def signals(verdicts: list[dict], attempt_of: Callable[[dict], str]) -> list[dic
             "kind": "verdict",
             "name": name,
             "value": "accept" if row["accepted"] else "reject",
-            "observed_at": _ts(row["ts"]),
+            "observed_at": timestamp(row["ts"]),
             "tier": row["tier"],
             "at_attempt": attempt,
+            **_source(row),
         })
     return out
+
+
+def _source(row: dict) -> dict:
+    """Who decided the verdict, when the log names them: an OCP source kind and the decider's id."""
+    if row["verifier"] is None:
+        return {}
+    return {"source": {k: v for k, v in (("kind", row["verifier"]), ("ref", row["ref"])) if v is not None}}
 
 
 def state_events(states: list[dict], node_of: dict[str, str]) -> list[dict]:
@@ -79,7 +83,7 @@ def state_events(states: list[dict], node_of: dict[str, str]) -> list[dict]:
         if row["ts"] is None:
             continue
         detail = f"state {row['native_state']}" + (f", waiting on {row['waiting_on']}" if row["waiting_on"] else "")
-        out.append({"at": _ts(row["ts"]), "type": "note", "node": node_of[row["session_id"]], "detail": detail,
+        out.append({"at": timestamp(row["ts"]), "type": "note", "node": node_of[row["session_id"]], "detail": detail,
                     "ext": {STATE_KEY: {k: row[k] for k in ("native_state", "waiting_on") if row[k] is not None}}})
     return out
 

@@ -9,6 +9,8 @@ Mapping (OCP digest sections 4-5):
   evidence under the outcome's ``ext``, verdicts as run signals, state history as ``note``
   events; see ``sessiongraph.ocp_outcome``). Otherwise ``settled_unverified``: a log ends, but
   no log says whether the work was accepted. An attempt after a rejected one was ``sent_back``.
+  A write, read or call is the work of the attempt that ran up to its time, the earlier one on a
+  tie; a spawn or launch starts the callee's attempt not over by then (``sessiongraph.ocp_time``).
 - edges: spawn, launch and artifact edges inside the run, each with its tier and evidence; the
   continuation edges (no OCP kind) go under ``ext``. Artifacts: one per written version.
 Nothing textual from the logs is written under ``metadata_only``: titles and evidence are our
@@ -26,6 +28,7 @@ import polars as pl
 
 from sessiongraph import __version__, ocp_outcome
 from sessiongraph.ocp_bundle import RunBundle
+from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import PriceTable
 
 EXT = "dev.sessiongraph"
@@ -52,10 +55,6 @@ CODE_LANG = {".py": "python", ".ts": "typescript", ".tsx": "typescript", ".js": 
              ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".ex": "elixir",
              ".exs": "elixir", ".c": "c", ".h": "c", ".cpp": "cpp", ".cs": "csharp", ".swift": "swift",
              ".php": "php", ".scala": "scala", ".sh": "shell", ".sql": "sql"}
-
-
-def _ts(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
 def _short(text: str | None) -> str | None:
@@ -133,7 +132,12 @@ def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
 
 
 class _Doc:
-    """Builds one document; attempt lookups by time are shared by edges, artifacts and events."""
+    """Builds one document; attempt lookups by time are shared by edges, artifacts and events.
+
+    A row the store keys by (session, file, attempt in the file) names its attempt outright (usage,
+    outcomes); the rest (writes, reads, spawn and launch calls) only have a time, and find theirs
+    with :func:`attempt_until` or :func:`attempt_from`.
+    """
 
     def __init__(self, b: RunBundle, privacy: str, prices: PriceTable):
         self.b, self.privacy, self.prices = b, privacy, prices
@@ -141,7 +145,6 @@ class _Doc:
         self.tariff_dates: set[str] = set()
         self.attempts_of: dict[str, list[dict]] = {}
         self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
-        self.sid_of = {node: sid for sid, node in self.node_of.items()}
         # (session, file, attempt in the file) -> OCP attempt id, for outcome rows
         self.attempt_id: dict[tuple, str] = {}
         self.states, self.verdicts = [], []
@@ -154,13 +157,13 @@ class _Doc:
         # the harness's own name for each session's current state, which OCP's vocabulary folds
         self.native_state = {r["session_id"]: r["native_state"] for r in self.states}
 
-    def attempt_at(self, sid: str, ts: datetime | None) -> str:
-        tries = self.attempts_of[sid]
-        if ts is not None:
-            started = [a for a in tries if a["_start"] is not None and a["_start"] <= ts]
-            if started:
-                return started[-1]["id"]
-        return tries[0]["id"]
+    def acting(self, sid: str, ts: datetime | None) -> str:
+        """The attempt of ``sid`` that did what it did at ``ts``."""
+        return attempt_until(self.attempts_of[sid], ts)
+
+    def started(self, sid: str, ts: datetime | None) -> str:
+        """The attempt of ``sid`` that a spawn or launch at ``ts`` started."""
+        return attempt_from(self.attempts_of[sid], ts)
 
     def build(self) -> dict:
         b = self.b
@@ -203,8 +206,8 @@ class _Doc:
             "id": ocp_id(r["run_id"]),
             "title": f"{root.get('harness') or 'unknown'} run: {r['n_sessions']} session"
             f"{'s' if r['n_sessions'] != 1 else ''} ({harnesses})",
-            "started_at": _ts(r["started_at"]),
-            "ended_at": _ts(r["ended_at"]),
+            "started_at": timestamp(r["started_at"]),
+            "ended_at": timestamp(r["ended_at"]),
             "workspace": posixpath.basename((root.get("cwd") or "").rstrip("/")) or None,
             "task": self._task(r["run_id"], paths, root.get("git_repo")),
             "provenance": {"kind": "logged"},
@@ -264,8 +267,8 @@ class _Doc:
                 "model": {"raw": seg["model"] or m["model"]} if (seg["model"] or m["model"]) else None,
                 "cause": cause,
                 "status": status,
-                "started_at": _ts(seg["started_at"]),
-                "ended_at": _ts(seg["ended_at"]),
+                "started_at": timestamp(seg["started_at"]),
+                "ended_at": timestamp(seg["ended_at"]),
                 "outcome": outcome,
                 "cost": self._cost(usage.get((sid, seg["source_path"], seg["attempt"]), [])),
                 "role": {"value": m["role"], "tier": m["role_tier"] or "heuristic",
@@ -276,18 +279,25 @@ class _Doc:
                 "session": _short(m["native_id"]),
                 "cwd": (seg["cwd"] or m["cwd"] or "")[:1000] or None,
                 "_start": seg["started_at"],
+                "_end": seg["ended_at"],
             }
             self.attempt_id[key] = a["id"]
             tries.append(a)
             out.append(a)
-        for a in out:  # launched sessions: their first attempt names the launcher's attempt
-            m = members[self.sid_of[a["node"]]]
-            if a["n"] == 1 and m["via"] == "launch":
-                e = self.b.edges.filter((pl.col("kind") == "launch") & (pl.col("dst") == m["session_id"])).row(0, named=True)
-                a["origin"] = {"launched_by": self.attempt_at(e["src"], e["ts"]), "workspace": a["cwd"],
-                               "external": False, "how": LAUNCH_HOW.get(m["harness"]), "tier": e["tier"],
-                               "evidence": _short(e["evidence"])}
+        self._origins(out, members)
         return [{k: v for k, v in a.items() if v is not None} for a in out]
+
+    def _origins(self, attempts: list[dict], members: dict[str, dict]) -> None:
+        """A launched session's attempt that the launch started names the launcher's attempt."""
+        by_id = {a["id"]: a for a in attempts}
+        for sid, m in members.items():
+            if m["via"] != "launch":
+                continue
+            e = self.b.edges.filter((pl.col("kind") == "launch") & (pl.col("dst") == sid)).row(0, named=True)
+            a = by_id[self.started(sid, e["ts"])]
+            a["origin"] = {"launched_by": self.acting(e["src"], e["ts"]), "workspace": a["cwd"],
+                           "external": False, "how": LAUNCH_HOW.get(m["harness"]), "tier": e["tier"],
+                           "evidence": _short(e["evidence"])}
 
     def _cost(self, rows: list[dict]) -> dict | None:
         if not rows:
@@ -334,7 +344,8 @@ class _Doc:
             record = {
                 "from": self.node_of[e["src"]], "to": self.node_of[e["dst"]], "kind": e["kind"], "tier": e["tier"],
                 "evidence": _short(e["evidence"]),
-                "from_attempt": self.attempt_at(e["src"], e["ts"]), "to_attempt": self.attempt_at(e["dst"], None),
+                "from_attempt": self.acting(e["src"], e["ts"]),
+                "to_attempt": self.started(e["dst"], e["ts"]),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
             text = {k: e[k] for k in ("command", "description") if e.get(k)}
@@ -353,10 +364,10 @@ class _Doc:
                 continue
             aid = f"art:{posixpath.basename(v['path'])[:60]}@v{v['version']}:{_hash(v['path'], v['version'])[:8]}"
             ids[(v["path"], v["version"])] = aid
-            producer = self.attempt_at(v["producer"], v["ts"])
+            producer = self.acting(v["producer"], v["ts"])
             consumers = []
             for e in reads.get((v["path"], v["version"]), []):
-                reader = self.attempt_at(e["dst"], e["ts"])
+                reader = self.acting(e["dst"], e["ts"])
                 if reader not in consumers:
                     consumers.append(reader)
                 edges.append({
@@ -370,7 +381,8 @@ class _Doc:
                 "id": aid, "path": v["path"],
                 "kind": {"value": _artifact_kind(v["path"]), "tier": "heuristic", "evidence": "file name"},
                 "producer": producer, "writers": [producer], "consumers": consumers,
-                "first_write_at": _ts(v["ts"]), "n_writes": 1, "n_reads": max(int(v["n_reads"] or 0), len(consumers)),
+                "first_write_at": timestamp(v["ts"]), "n_writes": 1,
+                "n_reads": max(int(v["n_reads"] or 0), len(consumers)),
                 "version": v["version"],
                 "ext": {f"{EXT}.write": {"how": v["how"], "tier": v["tier"], "versions_of_path": v["n_writes"]}},
             }
@@ -394,8 +406,7 @@ class _Doc:
         ev += ocp_outcome.state_events(self.states, self.node_of)
         node_of_attempt = {a["id"]: a["node"] for a in attempts}
         ev += ocp_outcome.signal_events(signals, node_of_attempt.__getitem__)
-        order = {"attempt_started": 0, "note": 1, "artifact_written": 2, "signal_observed": 3, "attempt_settled": 4}
-        ev.sort(key=lambda e: (e["at"], order[e["type"]], e.get("attempt", ""), e.get("node", ""), e.get("detail", "")))
+        ev.sort(key=event_order)
         return ev
 
 

@@ -268,20 +268,21 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
 
     The dataset holds no tool calls or file events (nor, under ``metadata_only``, any text), so the
     store cannot re-run inference from it: its frame tables get what the dataset has (``sessions``
-    from ``attempts``, which keeps every session column; ``usage``), and its inference tables
-    (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
-    ``calls``, ``file_events``, ``diagnostics``, ``documents`` and ``outcomes`` stay empty. Ingesting logs into
+    from ``attempts``, which keeps every session column; ``usage``; ``outcomes``), and its inference
+    tables (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
+    ``calls``, ``file_events``, ``diagnostics`` and ``documents`` stay empty. Ingesting logs into
     such a store later re-runs inference from its frames alone, which drops the loaded edges that
     need calls or file events: load into a store of its own.
     """
-    from ingest.frames import SESSIONS, USAGE
+    from ingest.frames import OUTCOMES, SESSIONS, USAGE
     from inference import edges as inf
 
     fs, base = filesystem(dataset_uri)
     _tables_present(fs, base)
     read = {name: pl.from_arrow(read_table(dataset_uri, name)) for name in TABLES}
     sessions = read["attempts"].with_columns(pl.col("harness").replace(dataset.UNKNOWN, None))
-    frames = {"sessions": _fit(sessions, SESSIONS), "usage": _fit(read["usage"], USAGE)}
+    frames = {"sessions": _fit(sessions, SESSIONS), "usage": _fit(read["usage"], USAGE),
+              "outcomes": _fit(read["outcomes"], OUTCOMES)}
     inferred = inf.Inferred(
         edges=_fit(read["edges"], inf.EDGES),
         runs=_fit(read["runs"], inf.RUNS),

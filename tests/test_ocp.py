@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -196,3 +197,66 @@ def test_full_profile_carries_text_only_under_ext(tmp_path):
     assert any(MARKER in json.dumps(d) for d in docs)  # launch commands and Task descriptions
     assert [s for d in docs for s in _text_outside_ext(d)] == []
     _assert_clean(validate(summary.files), summary.documents)
+
+
+def test_events_ascend_in_time_not_in_text(tmp_path):
+    """``03:04:05.250Z`` sorts before ``03:04:05Z`` as text: a task created on the whole second
+    and first updated a quarter second later must still start before its first state note."""
+    task = json.loads((SAMPLES / "prickle" / "tasks" / "tsk_ship_retry.json").read_text())
+    snaps = [dict(task, state="accepted", waiting_on=None, created_at="2026-01-02T03:04:05Z",
+                  updated_at=f"2026-01-02T03:04:{at}Z") for at in ("05.250", "05.750", "06")]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "t.jsonl").write_text("".join(json.dumps(dict(s, state=st)) + "\n"
+                                          for s, st in zip(snaps, ("accepted", "working", "cancelled"))))
+    summary = _export(tmp_path, logs)
+    [doc] = [json.loads(Path(p).read_text()) for p in summary.files]
+    assert [(e["at"], e["type"]) for e in doc["events"]] == [
+        ("2026-01-02T03:04:05Z", "attempt_started"),
+        ("2026-01-02T03:04:05.250000Z", "note"),
+        ("2026-01-02T03:04:05.750000Z", "note"),
+        ("2026-01-02T03:04:06Z", "note"),
+        ("2026-01-02T03:04:06Z", "attempt_settled"),
+    ]
+    _assert_clean(validate(summary.files), 1)
+
+
+def test_event_order_is_by_time_then_kind():
+    from sessiongraph.ocp_time import event_order
+
+    events = [{"at": "2026-01-02T03:04:05.1Z", "type": "attempt_settled", "attempt": "a#1"},
+              {"at": "2026-01-02T03:04:05Z", "type": "attempt_settled", "attempt": "a#1"},
+              {"at": "2026-01-02T03:04:05+00:00", "type": "attempt_started", "attempt": "a#1"},
+              {"at": "2026-01-02T04:04:04+01:00", "type": "note", "node": "a"}]
+    assert [(e["at"], e["type"]) for e in sorted(events, key=event_order)] == [
+        ("2026-01-02T04:04:04+01:00", "note"),
+        ("2026-01-02T03:04:05+00:00", "attempt_started"),
+        ("2026-01-02T03:04:05Z", "attempt_settled"),
+        ("2026-01-02T03:04:05.1Z", "attempt_settled"),
+    ]
+
+
+def _at(s: int | None) -> datetime | None:
+    return None if s is None else datetime(2026, 1, 2, tzinfo=UTC) + timedelta(seconds=s)
+
+
+def _tries(*spans: tuple[int | None, int | None]) -> list[dict]:
+    """One node's attempts as the writer holds them, from (start, end) seconds."""
+    return [{"id": f"n#{i}", "_start": _at(a), "_end": _at(b)} for i, (a, b) in enumerate(spans, 1)]
+
+
+def test_the_attempt_a_time_falls_in():
+    from sessiongraph.ocp_time import attempt_from, attempt_until
+
+    back_to_back = _tries((0, 10), (10, 20))  # attempt 2 starts the instant attempt 1 ends
+    # What the session did at 10 is attempt 1's work; a spawn or launch at 10 starts attempt 2.
+    assert [attempt_until(back_to_back, _at(s)) for s in (0, 5, 10, 15, 20, 25)] == [
+        "n#1", "n#1", "n#1", "n#2", "n#2", "n#2"]
+    assert [attempt_from(back_to_back, _at(s)) for s in (-5, 0, 10, 15, 25)] == [
+        "n#1", "n#1", "n#2", "n#2", "n#2"]
+    gap = _tries((0, 10), (20, 30))  # a resumed session: the first record of attempt 2 is at 20
+    assert [attempt_until(gap, _at(s)) for s in (10, 15, 20, 25)] == ["n#1", "n#1", "n#2", "n#2"]
+    assert [attempt_from(gap, _at(s)) for s in (5, 15)] == ["n#1", "n#2"]
+    assert attempt_until(gap, None) == attempt_from(gap, None) == "n#1"
+    open_ended = _tries((0, None), (10, 20))
+    assert [attempt_until(open_ended, _at(s)) for s in (10, 15)] == ["n#1", "n#2"]

@@ -3,6 +3,7 @@ reading back (polars, pyarrow, DuckDB through `query --parquet`) and `load`."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -238,6 +239,7 @@ def test_load_round_trip(store, out, tmp_path):
         "SELECT * FROM runs", "SELECT * FROM run_sessions", "SELECT * FROM edges", "SELECT * FROM lineage",
         "SELECT * FROM artifacts", "SELECT * EXCLUDE (ingest_id) FROM sessions",
         "SELECT * EXCLUDE (ingest_id) FROM usage_dedup", "SELECT * FROM session_overview",
+        "SELECT * EXCLUDE (ingest_id) FROM outcomes",
     ):
         a, b = store_rows(store, sql + " ORDER BY ALL"), store_rows(db, sql + " ORDER BY ALL")
         assert a.equals(b), sql
@@ -245,6 +247,41 @@ def test_load_round_trip(store, out, tmp_path):
     assert run("show", run_id, "--db", db).output == run("show", run_id, "--db", store).output
     again = CliRunner().invoke(main, ["load", str(out), "--db", str(db)])
     assert again.exit_code == 1 and "already holds" in again.output
+
+
+def test_sessions_carry_the_node_state(store, out):
+    """One row per node, with the state OCP documents give the node (its latest-ending row's)."""
+    sessions = pl.from_arrow(pads.dataset(out / "sessions", partitioning="hive").to_table())
+    prickle = sessions.filter(pl.col("harness") == "prickle").select("session_id", "state", "waiting_on")
+    assert dict(zip(prickle["session_id"], zip(prickle["state"], prickle["waiting_on"]))) == {
+        "prickle:tsk_bench_retry": (None, None), "prickle:tsk_bump_retry": ("canceled", None),
+        "prickle:tsk_docs_retry": ("done", None), "prickle:tsk_flag_retry": ("rejected", None),
+        "prickle:tsk_impl_retry": ("done", None), "prickle:tsk_lint_retry": ("working", None),
+        "prickle:tsk_perf_retry": ("review", None), "prickle:tsk_plan_retry": ("done", None),
+        "prickle:tsk_review_retry": ("done", None), "prickle:tsk_ship_retry": ("blocked", "owner_approval"),
+    }
+    assert sessions.filter(pl.col("harness") != "prickle")["state"].null_count() == sessions.height - prickle.height
+
+
+def test_ocp_from_a_loaded_store_keeps_outcomes(store, out, tmp_path):
+    """A loaded store exports the documents its dataset came from: node states, outcomes with their
+    evidence, verdict signals and state notes. Not ``run.task`` (the files a run wrote are file
+    events, not in the dataset) nor imported documents (DATASET.md, "Loading it back")."""
+    from sessiongraph.export import export_ocp
+
+    db = tmp_path / "loaded.duckdb"
+    assert run("load", out, "--db", db).exit_code == 0
+    original, loaded = (
+        {Path(f).name: json.loads(Path(f).read_text()) for f in export_ocp(tmp_path / name, db=str(d)).files}
+        for name, d in (("a", store), ("b", db)))
+    imported = {n for n, d in original.items() if d["producer"]["name"] != "sessiongraph"}
+    assert imported and set(original) - set(loaded) == imported and set(loaded) <= set(original)
+    prickle = [n for n, d in loaded.items() if any(x["id"].startswith("prickle:") for x in d["nodes"])]
+    assert any(d["run"].get("signals") for n, d in loaded.items() if n in prickle)
+    for name, doc in loaded.items():
+        assert {**doc["run"], "task": None} == {**original[name]["run"], "task": None}, name
+        assert {k: v for k, v in doc.items() if k != "run"} == {k: v for k, v in original[name].items() if k != "run"}
+        assert doc["run"]["task"]["type"] == "research"
 
 
 def test_an_object_store_without_folders(store, tmp_path, monkeypatch):

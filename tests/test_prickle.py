@@ -40,6 +40,7 @@ IMPL2 = sha("diff --git a/harbor/sync.py b/harbor/sync.py\n+    return with_back
 REVIEWED = sha("# Review: retries\n\nLooks right; jitter would help.\n")
 DOCS = sha("# Retries\n\nharbor retries a push three times with backoff.\n")
 NOWHERE = sha("retry policy memory fact, never written by a task in these files\n")
+GIT1, GIT2 = "git:4f2d9c1a7b3e5f6081a2b3c4d5e6f708192a3b4c", "git:9a8b7c6d5e4f30211f2e3d4c5b6a798877665544"
 
 
 def at(hms: str) -> datetime:
@@ -127,7 +128,7 @@ def test_snapshots_of_one_task_make_one_node_with_two_attempts():
         ("prickle:tsk_impl_retry", 2, "subagent", at("10:05:00"), at("11:15:00"), "acme/coder", "handoff",
          "acme/planner", "tsk_plan_retry", None, ["tsk_plan_retry"], 1),
     ]
-    git1, git2 = "git:4f2d9c1a7b3e5f6081a2b3c4d5e6f708192a3b4c", "git:9a8b7c6d5e4f30211f2e3d4c5b6a798877665544"
+    git1, git2 = GIT1, GIT2
     assert f.file_events.select("ts", "path", "op", "line").rows() == [
         (at("10:05:00"), IMPL1, "write", 4), (at("10:05:00"), git1, "write", 4), (at("10:05:00"), PLAN, "read", 4),
         (at("11:10:00"), IMPL2, "write", 3), (at("11:10:00"), git2, "write", 3), (at("11:10:00"), PLAN, "read", 3),
@@ -190,7 +191,7 @@ def test_samples_are_generated(tmp_path):
 
 OUTCOME_COLS = ("session_id", "attempt", "state", "waiting_on", "status", "outcome_tier")
 EVIDENCE_COLS = ("session_id", "attempt", "ts", "evidence_kind", "verifier", "tier", "ref", "line")
-VERDICT_COLS = ("session_id", "attempt", "ts", "criterion", "accepted", "tier", "line")
+VERDICT_COLS = ("session_id", "attempt", "ts", "criterion", "accepted", "tier", "verifier", "ref", "line")
 
 
 def _kind(frames, kind: str, cols: tuple[str, ...]) -> list[tuple]:
@@ -225,10 +226,11 @@ def test_evidence_and_verdicts_exactly():
         (impl, 2, at("11:10:00"), "commit", "assignee", "asserted", IMPL2, 3),
     ]
     # A verdict is dated by the first snapshot that carried it: the rework at 10:20, completion at 11:15.
+    # Its result's decided_by is the signal source: the planner agent judged revision 1, dana revision 2.
     assert _kind(f, "verdict", VERDICT_COLS) == [
-        (impl, 1, at("10:20:00"), 0, False, "reported", 4),
-        (impl, 2, at("11:15:00"), 0, True, "reported", 3),
-        (impl, 2, at("11:15:00"), 1, True, "reported", 3),
+        (impl, 1, at("10:20:00"), 0, False, "reported", "judge", "acme/planner", 4),
+        (impl, 2, at("11:15:00"), 0, True, "reported", "user", "dana", 3),
+        (impl, 2, at("11:15:00"), 1, True, "reported", "user", "dana", 3),
     ]
     review = prickle.parse(str(REVIEW))
     assert _kind(review, "evidence", EVIDENCE_COLS) == [
@@ -468,6 +470,49 @@ def test_broken_outcome_fields(tmp_path):
     assert "the whole log" not in json.dumps([df.to_dicts() for df in f.tables().values()], default=str)
 
 
+def test_a_verdict_names_who_decided_it(tmp_path):
+    """``decided_by`` is the signal source of the result's verdicts: an OCP source kind and, for a
+    person or agent not erased, their id. Anything else is a diagnostic and names nobody."""
+    task = json.loads(REVIEW.read_text())
+
+    def sources(decided_by: object) -> tuple[list[tuple], list[str]]:
+        result = dict(task["result"], verdicts=[{"criterion": 0, "accepted": True}], decided_by=decided_by)
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(dict(task, result=result)))
+        f = prickle.parse(str(path))
+        return _kind(f, "verdict", ("verifier", "ref")), f.diagnostics["detail"].to_list()
+
+    where = "task tsk_review_retry: result.decided_by"
+    assert sources(None) == ([(None, None)], [])
+    assert sources({"kind": "person", "handle": "dana"}) == ([("user", "dana")], [])
+    assert sources({"kind": "person", "handle": "dana", "erased": True}) == ([("user", None)], [])
+    assert sources({"kind": "agent", "agent_id": "acme/referee"}) == ([("judge", "acme/referee")], [])
+    assert sources({"kind": "system"}) == ([("orchestrator", None)], [])
+    # An id that is not one (free text) is never kept.
+    assert sources({"kind": "agent", "agent_id": "the referee, who said no"}) == (
+        [("judge", None)], [f"{where}.agent_id: string"])
+    assert sources({"kind": "robot"}) == ([(None, None)], [f"{where}: kind string"])
+    assert sources("dana") == ([(None, None)], [f"{where}: string"])
+
+
+def test_a_revision_without_returned_at_still_ends_where_its_writes_are(tmp_path):
+    """Revision 1 has no readable returned_at: its return is the first snapshot that shows it,
+    which both ends attempt 1 and dates revision 1's writes."""
+    lines = [json.loads(x) for x in EVENTS.read_text().splitlines()]
+    for snap in lines:
+        if (snap.get("result") or {}).get("revision") == 1:
+            snap["result"] = dict(snap["result"], returned_at=None, lineage=dict(snap["result"]["lineage"],
+                                                                                recorded_at=None))
+    path = tmp_path / "impl.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    f = prickle.parse(str(path))
+    assert f.sessions.select("attempt", "started_at", "ended_at").rows() == [
+        (1, at("09:22:00"), at("10:05:00")), (2, at("10:05:00"), at("11:15:00"))]
+    writes = f.file_events.filter(f.file_events["op"] == "write").select("path", "ts").rows()
+    assert sorted(writes) == sorted([(IMPL1, at("10:05:00")), (GIT1, at("10:05:00")),
+                                     (IMPL2, at("11:10:00")), (GIT2, at("11:10:00"))])
+
+
 # -- through the store into OCP ----------------------------------------------------------------
 
 
@@ -542,16 +587,64 @@ def test_ocp_attempt_outcomes_and_evidence(exported):
     }
 
 
+def test_ocp_each_artifact_belongs_to_the_attempt_that_returned_it(exported):
+    """Attempt 2 of the impl task starts the instant revision 1 is returned: revision 1's writes
+    (and its read of the plan) are still attempt 1's work."""
+    _db, _files, docs = exported
+    plan_run = docs["prickle:tsk_plan_retry"]
+    impl1, impl2 = (_attempt(plan_run, f"prickle:tsk_impl_retry#{n}") for n in (1, 2))
+    assert impl1["ended_at"] == impl2["started_at"] == "2026-01-12T10:05:00Z"
+    made = {a["path"]: (a["first_write_at"][11:16], a["producer"], a["writers"], a["consumers"])
+            for a in plan_run["artifacts"]}
+    assert made == {
+        PLAN: ("09:20", "prickle:tsk_plan_retry#1", ["prickle:tsk_plan_retry#1"], ["prickle:tsk_impl_retry#1"]),
+        IMPL1: ("10:05", impl1["id"], [impl1["id"]], []),
+        GIT1: ("10:05", impl1["id"], [impl1["id"]], []),
+        IMPL2: ("11:10", impl2["id"], [impl2["id"]], ["prickle:tsk_review_retry#1"]),
+        GIT2: ("11:10", impl2["id"], [impl2["id"]], []),
+        REVIEWED: ("11:40", "prickle:tsk_review_retry#1", ["prickle:tsk_review_retry#1"], []),
+    }
+    flows = sorted((e["from_attempt"], e["to_attempt"]) for e in plan_run["edges"] if e["kind"] == "artifact")
+    assert flows == [("prickle:tsk_impl_retry#2", "prickle:tsk_review_retry#1"),
+                     ("prickle:tsk_plan_retry#1", "prickle:tsk_impl_retry#1")]
+    written = {e["detail"]: e["attempt"] for e in plan_run["events"] if e["type"] == "artifact_written"}
+    assert written == {a["id"]: a["producer"] for a in plan_run["artifacts"]}
+
+
+def test_ocp_a_spawn_at_the_instant_a_revision_returns(tmp_path):
+    """A task created the instant its parent's revision 1 came back was made by attempt 1 (the
+    one that ran up to then); the spawn starts the child's first attempt."""
+    from sessiongraph.export import export_ocp
+    from sessiongraph.pipeline import ingest
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(EVENTS, logs / "impl-events.jsonl")
+    child = dict(json.loads(SHIP.read_text()), id="tsk_followup", parent_task_id="tsk_impl_retry",
+                 created_at="2026-01-12T10:05:00Z", updated_at="2026-01-12T10:30:00Z", state="working",
+                 waiting_on=None)
+    child["packet"] = dict(child["packet"], depends_on=[])
+    (logs / "followup.json").write_text(json.dumps(child))
+    ingest([str(logs)], db=str(tmp_path / "s.duckdb"), workers=1)
+    [path] = export_ocp(tmp_path / "ocp", db=str(tmp_path / "s.duckdb")).files
+    doc = json.loads(Path(path).read_text())
+    assert [(e["kind"], e["from_attempt"], e["to_attempt"]) for e in doc["edges"]] == [
+        ("spawn", "prickle:tsk_impl_retry#1", "prickle:tsk_followup#1")]
+
+
 def test_ocp_verdicts_are_run_signals(exported):
     _db, _files, docs = exported
     plan_run = docs["prickle:tsk_plan_retry"]
     assert plan_run["run"]["signals"] == [
         {"id": "sig:prickle:tsk_impl_retry#1:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "reject",
-         "observed_at": "2026-01-12T10:20:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#1"},
+         "observed_at": "2026-01-12T10:20:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#1",
+         "source": {"kind": "judge", "ref": "acme/planner"}},
         {"id": "sig:prickle:tsk_impl_retry#2:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "accept",
-         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2"},
+         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2",
+         "source": {"kind": "user", "ref": "dana"}},
         {"id": "sig:prickle:tsk_impl_retry#2:criterion_1", "kind": "verdict", "name": "criterion_1", "value": "accept",
-         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2"},
+         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2",
+         "source": {"kind": "user", "ref": "dana"}},
     ]
     assert plan_run["producer"]["capabilities"]["signals"] is True
     others = [d for d in docs.values() if d is not plan_run]

@@ -34,8 +34,11 @@ def ray_cluster():
     ray.shutdown()
 
 
-def table(root: Path, name: str) -> pa.Table:
-    """One dataset table, partition columns included, rows sorted by every sortable column."""
+def table(root: Path, name: str) -> pa.Table | None:
+    """One dataset table, partition columns included, rows sorted by every sortable column; None
+    when it has no rows (a table without rows gets no folder: the corpus has no Prickle outcomes)."""
+    if not (root / name).is_dir():
+        return None
     t = pads.dataset(root / name, format="parquet", partitioning="hive").to_table()
     keys = [(f.name, "ascending") for f in t.schema if not pa.types.is_list(f.type)]
     return t.sort_by(keys)
@@ -59,6 +62,9 @@ def assert_same_dataset(logs: Path, tmp_path: Path) -> None:
     assert hashes(ray_out) == hashes(local_out)  # same partitions, same files, same row hashes
     for name in TABLES:
         a, b = table(local_out, name), table(ray_out, name)
+        if a is None or b is None:
+            assert a is b, name
+            continue
         assert a.schema == b.schema, name
         assert a.num_rows == b.num_rows, name
         assert a.equals(b), name

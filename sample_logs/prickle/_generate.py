@@ -57,13 +57,13 @@ def task(tid: str, state: str, assignee: str, pkt: dict, created: str, updated: 
 
 def result(summary: str, by: str, returned: str, revision: int, artifacts: list[dict], *, cause: dict,
            context: list[dict], status: str = "accepted", evidence: list[dict] | None = None,
-           verdicts: list[dict] | None = None) -> dict:
+           verdicts: list[dict] | None = None, decided_by: dict | None = None) -> dict:
     return {
         "summary": summary,
         "evidence": evidence or [{"kind": "note", "summary": "self-checked against the criteria", "verifier": "assignee"}],
         "provenance": "agent_generated", "returned_by": by, "returned_at": ts(returned),
         "submission_id": f"sub_{by.split('/')[1]}_{revision}", "revision": revision, "artifacts": artifacts,
-        "status": status, "verdicts": verdicts or [], "verified_by": None, "decided_by": None,
+        "status": status, "verdicts": verdicts or [], "verified_by": None, "decided_by": decided_by,
         "decided_by_policy": None, "reason": None,
         "lineage": {"cause": cause, "context": context, "recorded_at": ts(returned)},
         "provenance_status": "claimed",
@@ -92,13 +92,14 @@ def impl_snapshots() -> list[dict]:
     rev1 = result("Retry loop around push().", "acme/coder", "10:05:00.000", 1,
                   [art("harbor/sync.py", H_IMPL1, C1)], cause=OWNER, context=[PLAN_CHECKPOINT], status="submitted",
                   evidence=[{"kind": "test_output", "summary": "pytest: 9 passed", "verifier": "ci"}])
-    rejected = dict(rev1, status="rejected",
+    rejected = dict(rev1, status="rejected", decided_by={"kind": "agent", "agent_id": "acme/planner"},
                     verdicts=[{"criterion": 0, "accepted": False, "note": "hand-rolled loop; use with_backoff"}])
     rev2 = result("push() now goes through with_backoff(retries=3).", "acme/coder", "11:10:00.000", 2,
                   [art("harbor/sync.py", H_IMPL2, C2)], cause=OWNER, context=[PLAN_CHECKPOINT],
                   evidence=[{"kind": "test_output", "summary": "pytest: 10 passed", "verifier": "ci"},
                             {"kind": "commit", "summary": "retry commit", "verifier": "assignee", "artifact": 0}],
-                  verdicts=[{"criterion": 0, "accepted": True}, {"criterion": 1, "accepted": True}])
+                  verdicts=[{"criterion": 0, "accepted": True}, {"criterion": 1, "accepted": True}],
+                  decided_by={"kind": "person", "handle": "dana"})
     base = dict(parent="tsk_plan_retry", requester="acme/planner")
     accepted = task("tsk_impl_retry", "accepted", "acme/coder", pkt, "09:22:00.000", "09:25:00.000", **base)
     verifying = task("tsk_impl_retry", "verifying", "acme/coder", pkt, "09:22:00.000", "10:05:00.000",
