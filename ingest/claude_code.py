@@ -4,21 +4,35 @@ One file yields the sessions it holds: a main transcript (plus, up to 2.0.27, th
 ``isSidechain`` subagents inside it) or one subagent file (flat ``agent-<id>.jsonl`` beside the
 main transcript from ~2.0.28, nested ``<sessionId>/subagents/agent-<id>.jsonl`` from 2.1.2, with
 an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
+
+Lines are decoded by msgspec into dicts holding only the fields the parser reads: tool outputs
+and file bodies (in ``tool_result`` content, ``toolUseResult``, ``Write``/``Edit`` inputs) are
+skipped, or kept undecoded (``msgspec.Raw``) until a call of a kind that needs them is answered.
+A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
+type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
+which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
+are the same either way (tests/test_fast_decode.py) but for one case no Claude build writes: a
+number beyond a double's range in a field the parser never reads makes orjson reject the line,
+while msgspec skips it unchecked.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Any, TypedDict
 
+import msgspec
 import orjson
 
 from ingest.frames import Frames
 from ingest import resume
-from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
+from ingest.jsonl import Diagnostics, as_int, as_str, decode_line, find_uuids, json_type, parse_ts, text_hash
 from ingest.paths import normalise
 from ingest.resume import Checkpoint
 
@@ -57,6 +71,7 @@ AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
 HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.pattern + r")\.jsonl")
 MAX_OUTPUT_IDS = 20
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
+DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")  # "plain": every line through orjson
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -120,7 +135,156 @@ def parse(path: str) -> Frames:
 
 def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
-    return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub)
+    decode = decode_line if DECODE == "plain" else decode_fast
+    return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub, decode)
+
+
+# -- decoding --------------------------------------------------------------------------------
+# What the parser reads, as msgspec types. Fields whose JSON type the parser reports when it is
+# unexpected are typed strictly, so such a line is rejected and decoded by the plain path; the
+# others are Any (the parser checks them itself) or Raw (decoded by _val when needed).
+
+
+class _Data(TypedDict, total=False):  # progress record's data
+    type: Any
+    agentId: Any
+
+
+class _File(TypedDict, total=False):  # toolUseResult.file of a Read
+    filePath: Any
+
+
+class _Sidecar(TypedDict, total=False):  # toolUseResult
+    agentId: Any
+    stdout: Any
+    stderr: Any
+    file: msgspec.Raw
+
+
+class _Input(TypedDict, total=False):  # tool_use input: every key _tool_use reads, not the bodies
+    subagent_type: Any
+    description: Any
+    run_in_background: Any
+    prompt: Any
+    command: Any
+    file_path: Any
+    notebook_path: Any
+    path: Any
+
+
+class _Block(TypedDict, total=False):
+    type: Any
+    id: Any
+    name: Any
+    input: msgspec.Raw
+    tool_use_id: Any
+    is_error: Any
+    content: msgspec.Raw
+    text: msgspec.Raw
+
+
+class _Message(TypedDict, total=False):
+    model: Any
+    id: Any
+    content: list[_Block] | str | None
+    usage: msgspec.Raw  # decoded by orjson in decode_fast
+
+
+class _Record(TypedDict, total=False):
+    type: str
+    sessionId: str | None
+    timestamp: Any
+    cwd: Any
+    gitBranch: Any
+    version: Any
+    entrypoint: Any
+    slug: Any
+    session_id: Any
+    isSidechain: Any
+    uuid: Any
+    parentUuid: Any
+    requestId: Any
+    isMeta: Any
+    parentToolUseID: Any
+    message: _Message | None
+    toolUseResult: msgspec.Raw
+    data: msgspec.Raw
+
+
+_RECORD = msgspec.json.Decoder(_Record)
+_DATA = msgspec.json.Decoder(_Data)
+_FILE = msgspec.json.Decoder(_File)
+_SIDECAR = msgspec.json.Decoder(_Sidecar)
+_INPUT = msgspec.json.Decoder(_Input)
+_UTF8_SLICE = 1 << 16
+ORJSON_MAX_DEPTH = 1024
+# msgspec nests through Py_EnterRecursiveCall, bounded by sys.getrecursionlimit() up to 3.11 (from
+# 3.12 by a separate C limit).
+_NESTING_BY_RECURSION_LIMIT = sys.version_info < (3, 12)
+
+
+def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
+    """``decode_line``'s record cut down to the fields the parser reads (see the module doc)."""
+    # msgspec checks UTF-8 only in the strings it decodes; orjson rejects (or repairs) any line
+    # with invalid UTF-8, so such a line takes the plain path. So does one msgspec might read
+    # although it nests deeper than orjson reads.
+    if (raw.isascii() or _utf8(raw)) and _not_too_deep(raw):
+        try:
+            return _with_usage(_RECORD.decode(raw))
+        except (msgspec.DecodeError, RecursionError, orjson.JSONDecodeError):  # incl. ValidationError
+            pass
+    return decode_line(raw, n, diags)
+
+
+def _with_usage(rec: dict) -> dict:
+    """The record with message.usage decoded as on the plain path, by orjson: msgspec would keep
+    an integer past 64 bits an int where orjson makes it a float (as_int treats them apart), and
+    one past a double's range must reject the line."""
+    msg = rec.get("message")
+    if msg is not None and "usage" in msg:
+        msg["usage"] = orjson.loads(memoryview(msg["usage"]))
+    return rec
+
+
+def _not_too_deep(raw: bytes) -> bool:
+    """True when msgspec cannot read this line if orjson rejects it as nested past 1024 levels:
+    on 3.11 msgspec stops at a recursion limit below that, or the line has too few brackets."""
+    if _NESTING_BY_RECURSION_LIMIT and sys.getrecursionlimit() <= ORJSON_MAX_DEPTH:
+        return True
+    return raw.count(b"[") + raw.count(b"{") <= ORJSON_MAX_DEPTH
+
+
+def _utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is valid UTF-8."""
+    # In slices: each decoded slice is small and freed at once (decoding a long line whole
+    # allocates, and faults in, up to four times its size).
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for i in range(0, len(raw), _UTF8_SLICE):
+            decoder.decode(view[i : i + _UTF8_SLICE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _val(value: object, decoder: msgspec.json.Decoder | None = None) -> object:
+    """A field as the plain path has it: a Raw left by decode_fast is decoded now, by ``decoder``
+    (the keys the parser reads) when it is an object, else whole by orjson."""
+    if type(value) is not msgspec.Raw:
+        return value
+    view = memoryview(value)
+    if decoder is not None:
+        try:
+            return decoder.decode(view)
+        except (msgspec.ValidationError, RecursionError):
+            pass  # not an object (the parser reports or ignores the value), or deep for this stack
+    try:
+        return orjson.loads(view)
+    except orjson.JSONDecodeError:
+        # Only a number orjson cannot hold (beyond a double) gets here: msgspec skipped it.
+        return None
 
 
 class _Parser:
@@ -216,7 +380,7 @@ class _Parser:
         elif rtype == "user":
             self._user(n, rec, ts, sess)
         elif rtype == "progress":
-            data = rec.get("data")
+            data = _val(rec.get("data"), _DATA)
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
                 if parent_call and agent:
@@ -297,7 +461,7 @@ class _Parser:
     def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> None:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        inp = block.get("input")
+        inp = _val(block.get("input"), _INPUT)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
@@ -376,25 +540,26 @@ class _Parser:
         call["is_error"] = block.get("is_error") is True
         if call["call_id"] in self.open_spawns:
             self.open_spawns.remove(call["call_id"])
+        # The result's text and sidecar are decoded only for the calls that read them.
         if call["kind"] == "spawn":
+            sidecar = _val(sidecar, _SIDECAR)
             agent = as_str(sidecar.get("agentId")) if isinstance(sidecar, dict) else None
             if agent is None:
                 m = AGENT_ID_TAIL.search(_block_text(block))
                 agent = m.group(1) if m else None
             call["result_agent_id"] = agent
         elif call["kind"] == "shell":
+            sidecar = _val(sidecar, _SIDECAR)
             texts = [_block_text(block)]
             if isinstance(sidecar, dict):
-                texts += [s for s in (sidecar.get("stdout"), sidecar.get("stderr")) if isinstance(s, str)]
-            ids: list[str] = []
-            for text in texts:
-                for found in find_uuids(text):
-                    found = found.lower()
-                    if found not in ids and len(ids) < MAX_OUTPUT_IDS:
-                        ids.append(found)
-            call["output_ids"] = ids
-        elif call["tool"] == "Read" and not call.get("paths") and isinstance(sidecar, dict):
-            file = sidecar.get("file")
+                # stdout is often the result text again: a copy adds no id, so it is not scanned
+                for s in (sidecar.get("stdout"), sidecar.get("stderr")):
+                    if isinstance(s, str) and s not in texts:
+                        texts.append(s)
+            call["output_ids"] = _output_ids(texts)
+        elif call["tool"] == "Read" and not call.get("paths"):
+            sidecar = _val(sidecar, _SIDECAR)
+            file = _val(sidecar.get("file"), _FILE) if isinstance(sidecar, dict) else None
             if isinstance(file, dict):
                 call["paths"] = _paths(file.get("filePath"), call["cwd"])
 
@@ -520,14 +685,14 @@ def _prompt_text(content: object) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [_val(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
         if texts and all(isinstance(t, str) for t in texts):
             return "\n".join(texts)
     return None
 
 
 def _block_text(block: dict) -> str:
-    content = block.get("content")
+    content = _val(block.get("content"))
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -535,6 +700,17 @@ def _block_text(block: dict) -> str:
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
     return ""
+
+
+def _output_ids(texts: list[str]) -> list[str]:
+    """The first MAX_OUTPUT_IDS distinct UUIDs (lower case) printed in ``texts``."""
+    ids: dict[str, None] = {}
+    for text in texts:
+        for found in find_uuids(text):
+            ids[found.lower()] = None
+            if len(ids) == MAX_OUTPUT_IDS:
+                return list(ids)
+    return list(ids)
 
 
 def _size(path: str) -> int | None:
