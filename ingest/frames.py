@@ -1,7 +1,9 @@
 """The frames contract: the one boundary between adapters and inference passes.
 
-Every adapter's ``parse(path)`` returns a :class:`Frames` whose five frames have exactly the
-schemas below (an empty frame still carries its schema). ``sql/schema.sql`` mirrors these
+Every adapter's ``parse(path)`` returns a :class:`Frames` whose frames have exactly the schemas
+below (an empty frame still carries its schema). ``launches`` and the heuristic shell rows of
+``file_events`` are not the adapters' work: ``ingest.shell_facts`` derives them from every
+adapter's shell calls, in the worker that read the file. ``sql/schema.sql`` mirrors these
 columns; ``tests/test_schema.py`` fails when the two disagree.
 
 Token columns mean the same thing for every harness:
@@ -113,8 +115,29 @@ FILE_EVENTS = pl.Schema(
         "ts": TS,
         "path": pl.String,  # absolute, normalised
         "op": pl.String,  # one of FILE_OPS
-        "how": pl.String,  # tool name or the construct that did it
+        "how": pl.String,  # tool name, or the shell construct (">", "tee", "sed -i" ...) for heuristic rows
         "tier": pl.String,  # one of TIERS
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+# One row per agent-CLI run found in a shell call's command (ingest.shell): what the launch pass
+# needs, so that it never reads the command itself.
+LAUNCHES = pl.Schema(
+    {
+        "session_id": pl.String,  # the session whose shell ran it
+        "call_id": pl.String,
+        "segment": pl.Int32,  # index of the launch within the command
+        "ts": TS,  # the call's start
+        "harness": pl.String,  # the launched harness ("codex", "claude-code", ...)
+        "print_mode": pl.Boolean,  # a non-interactive run (codex exec, claude -p, opencode run ...)
+        "resume": pl.Boolean,  # continues an existing session
+        "background": pl.Boolean,  # `&`, nohup, setsid, disown, or the call ran in the background
+        "looped": pl.Boolean,  # in a loop, xargs, parallel, find -exec: may start several sessions
+        "cwd": pl.String,  # effective working dir (call cwd, then `cd`, then codex -C)
+        "output_file": pl.String,  # codex exec -o FILE, normalised
+        "review": pl.Boolean,  # the command says "review" (the roles step names the child a reviewer)
         "source_path": pl.String,
         "line": pl.Int64,
     }
@@ -186,6 +209,7 @@ SCHEMAS: dict[str, pl.Schema] = {
     "sessions": SESSIONS,
     "calls": CALLS,
     "file_events": FILE_EVENTS,
+    "launches": LAUNCHES,
     "usage": USAGE,
     "diagnostics": DIAGNOSTICS,
     "documents": DOCUMENTS,
@@ -199,6 +223,7 @@ class Frames:
     sessions: pl.DataFrame
     calls: pl.DataFrame
     file_events: pl.DataFrame
+    launches: pl.DataFrame
     usage: pl.DataFrame
     diagnostics: pl.DataFrame
     documents: pl.DataFrame

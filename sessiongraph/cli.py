@@ -139,7 +139,7 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
 
-    Tables: sessions, calls, file_events, usage, diagnostics, ingested_files, ingests;
+    Tables: sessions, calls, file_events, launches, usage, diagnostics, ingested_files, ingests;
     views: session_overview, usage_dedup. Example questions live in sql/queries/.
     With --parquet DIR: one view per dataset table (runs, sessions, attempts, edges, artifacts,
     usage, run_features), each with its harness and month partition columns (DATASET.md).

@@ -195,9 +195,10 @@ SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_sh
 FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
 """
 
+# As ocp_bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
 _RUN_WRITES = """
 SELECT DISTINCT m.run_id, f.path
-FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write'
+FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' AND f.tier <> 'heuristic'
 """
 
 

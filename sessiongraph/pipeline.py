@@ -15,6 +15,7 @@ from ingest import registry
 from ingest.discover import Found, default_roots, discover
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
+from ingest.shell_facts import shell_facts
 from inference import infer
 from sessiongraph import engines
 from sessiongraph.store import FileResult, Store
@@ -54,13 +55,15 @@ Progress = Callable[[int, int], None]  # (files done, files to read)
 
 
 def parse_file(found: Found) -> Frames:
-    """Run one file through its adapter; an adapter bug becomes a diagnostic, not a crash."""
+    """Run one file through its adapter, then read its shell calls' commands into launches and
+    file events (here, in the worker, while the text is at hand); an adapter bug becomes a
+    diagnostic, not a crash."""
     if found.harness is None:
         diags = Diagnostics(found.path)
         diags.add(found.skip_reason or "unknown_format", None, "")
         return Frames.from_rows(diagnostics=diags.rows)
     try:
-        return registry.get(found.harness).parse(found.path)
+        return shell_facts(registry.get(found.harness).parse(found.path))
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
         where = traceback.extract_tb(exc.__traceback__)[-1]
         diags = Diagnostics(found.path, found.harness)

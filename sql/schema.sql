@@ -105,6 +105,26 @@ CREATE TABLE IF NOT EXISTS file_events (
     ingest_id   BIGINT NOT NULL
 );
 
+-- Agent-CLI runs found in shell commands at ingest (ingest/shell_facts.py): the launch pass reads
+-- these, never the command text.
+CREATE TABLE IF NOT EXISTS launches (
+    session_id  VARCHAR NOT NULL,
+    call_id     VARCHAR,
+    segment     INTEGER,
+    ts          TIMESTAMPTZ,
+    harness     VARCHAR NOT NULL,
+    print_mode  BOOLEAN,
+    resume      BOOLEAN,
+    background  BOOLEAN,
+    looped      BOOLEAN,
+    cwd         VARCHAR,
+    output_file VARCHAR,
+    review      BOOLEAN,
+    source_path VARCHAR NOT NULL,
+    line        BIGINT,
+    ingest_id   BIGINT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS usage (
     session_id               VARCHAR NOT NULL,
     attempt                  INTEGER,
@@ -145,6 +165,7 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
 CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
 CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
+CREATE INDEX IF NOT EXISTS launches_by_path ON launches (source_path);
 CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
 CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
 CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
