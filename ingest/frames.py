@@ -12,7 +12,9 @@ Token columns mean the same thing for every harness:
 is ``cache_creation_tokens``), ``output_tokens`` all generated tokens and ``reasoning_tokens``
 the part of them spent on reasoning (already included in ``output_tokens``).
 
-No prompt, completion or tool-output text is held here (the OCP ``metadata_only`` profile).
+No prompt, completion or tool-output text is held here. Two columns hold log text,
+``calls.command`` and ``calls.description``: the adapters fill them, and the ingest privacy profile
+(``ingest.privacy``) empties them, or masks the secrets in them, before the store sees them.
 """
 
 from __future__ import annotations
@@ -92,10 +94,10 @@ CALLS = pl.Schema(
         "started_at": TS,
         "ended_at": TS,  # from its result, null while unanswered
         "cwd": pl.String,  # effective working directory of the call
-        "command": pl.String,  # shell command text (shell calls only)
+        "command": pl.String,  # shell command text (shell calls only); log text, see ingest.privacy
         "paths": STRS,  # target paths named by the call, normalised
         "subagent_type": pl.String,
-        "description": pl.String,
+        "description": pl.String,  # a spawn's task description; log text, see ingest.privacy
         "run_in_background": pl.Boolean,
         "prompt_hash": pl.String,  # sha256 of the prompt a spawn call passed (see sessions)
         "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)

@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from inference.edges import stable_id
+from ingest.secrets import mask
 from sessiongraph.ocp_writer import task
 from sessiongraph.pricing import PriceTable
 from sessiongraph.store import Store
@@ -214,6 +215,8 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
         text=", c.command, c.description" if privacy == "full" else "",
         calls=_EDGE_CALLS if privacy == "full" else "",
     ))
+    if privacy == "full":  # masked at ingest already, unless the store was written before masking
+        edges = edges.with_columns(pl.col("command", "description").map_elements(mask, return_dtype=pl.String))
     runs = store.query("SELECT *, root_harness AS _harness FROM runs")
     tables = {
         "runs": _part(runs, "started_at", "run_id"),

@@ -21,6 +21,7 @@ from datetime import datetime
 
 import polars as pl
 
+from ingest.secrets import mask
 from sessiongraph import __version__
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.pricing import PriceTable
@@ -306,7 +307,7 @@ class _Doc:
                 "from_attempt": self.attempt_at(e["src"], e["ts"]), "to_attempt": self.attempt_at(e["dst"], None),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
-            text = {k: e[k] for k in ("command", "description") if e.get(k)}
+            text = {k: mask(e[k]) for k in ("command", "description") if e.get(k)}
             if self.privacy == "full" and text:  # log text lives under ext only, and only under full
                 record["ext"][f"{EXT}.text"] = text
             (edges if e["kind"] in ("spawn", "launch") else other).append(record)

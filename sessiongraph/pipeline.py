@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
-from ingest import registry
+from ingest import privacy as profiles, registry
 from ingest.discover import Found, default_roots, discover
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
@@ -33,6 +33,7 @@ DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file"})
 class IngestSummary:
     db: str
     roots: list[str]
+    privacy: str = profiles.DEFAULT  # the profile the files read now were stored under
     files_found: int = 0
     files_read: int = 0
     files_unchanged: int = 0
@@ -105,18 +106,23 @@ def ingest(
     progress: Progress | None = None,
     engine: str = "local",
     ray_address: str | None = None,
+    privacy: str = profiles.DEFAULT,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
     Files unchanged since the last ingest (same size and mtime) are not read again; a changed
     file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
+    ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
+    ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
+    another profile is read again.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
+    profiles.check(privacy)
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     found = list(discover(paths))  # raises for a named path that does not exist
     with Store(db) as store:
-        summary = IngestSummary(db=str(store.path), roots=roots, files_found=len(found))
+        summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(found))
         known = store.fingerprints()
         skipped: Counter[str] = Counter()
         todo: list[Job] = []
@@ -132,11 +138,13 @@ def ingest(
             if since is not None and mtime >= 0 and mtime < since.timestamp() * 1e9:
                 skipped["before_since"] += 1  # not modified since: it holds nothing newer
                 continue
-            if known.get(f.path) == (size, mtime):
+            if known.get(f.path) == (size, mtime, privacy):
                 summary.files_unchanged += 1
                 continue
             todo.append((f, size, mtime))
 
+        # Rows stored under full and now replaced under metadata_only leave their text in free blocks.
+        downgraded = privacy != "full" and any(known.get(f.path, ())[2:] == ("full",) for f, _, _ in todo)
         ingest_id = store.begin_ingest(roots)
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
@@ -157,7 +165,8 @@ def ingest(
                     summary.files_read += 1
                 sessions.update(frames.sessions["harness"].to_list())
                 diagnostics.update(frames.diagnostics["code"].to_list())
-                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason))
+                kept = profiles.apply(frames, privacy)  # the one way log text reaches the store
+                batch.append(FileResult(f.path, f.harness, size, mtime, kept, f.skip_reason, privacy))
                 if len(batch) >= BATCH_FILES:
                     store.write(batch, ingest_id)
                     batch = []
@@ -174,6 +183,8 @@ def ingest(
         store.finish_ingest(
             ingest_id, read=summary.files_read, unchanged=summary.files_unchanged, skipped=summary.files_skipped
         )
+        if downgraded:
+            store.compact()
         summary.store_sessions_by_harness = store.counts(
             "SELECT harness, count(DISTINCT session_id) FROM sessions GROUP BY harness ORDER BY harness"
         )

@@ -63,6 +63,7 @@ class FileResult:
     mtime_ns: int
     frames: Frames
     skip_reason: str | None = None
+    privacy: str | None = None  # the ingest privacy profile the frames were kept under
 
 
 class Store:
@@ -83,6 +84,7 @@ class Store:
         config = {"autoinstall_known_extensions": False}
         if read_only:
             config["enable_external_access"] = False
+        self._config = config
         self.con = self._connect(config)
         if not read_only:
             self._migrate()
@@ -165,9 +167,10 @@ class Store:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def fingerprints(self) -> dict[str, tuple[int, int]]:
-        rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns FROM ingested_files").fetchall()
-        return {p: (s, m) for p, s, m in rows}
+    def fingerprints(self) -> dict[str, tuple[int, int, str | None]]:
+        """source path -> (size, mtime, privacy profile) as last ingested."""
+        rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
+        return {p: (s, m, priv) for p, s, m, priv in rows}
 
     def begin_ingest(self, roots: list[str]) -> int:
         ingest_id = int(self.con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0])
@@ -201,10 +204,11 @@ class Store:
                 "skip_reason": [r.skip_reason for r in results],
                 "n_sessions": [r.frames.sessions.height for r in results],
                 "n_diagnostics": [r.frames.diagnostics.height for r in results],
+                "privacy": [r.privacy for r in results],
                 "ingest_id": [ingest_id] * len(results),
                 "ingested_at": [now] * len(results),
             },
-            schema_overrides={"harness": pl.String, "skip_reason": pl.String},
+            schema_overrides={"harness": pl.String, "skip_reason": pl.String, "privacy": pl.String},
         )
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -252,6 +256,20 @@ class Store:
         except BaseException:
             con.execute("ROLLBACK")
             raise
+
+    def compact(self) -> None:
+        """Rewrite the store into a new file that takes this one's place. DuckDB leaves the bytes of
+        deleted rows in free blocks: this is how the text of rows a ``metadata_only`` ingest replaced
+        leaves the file. A kill midway leaves the old store whole (and a stray ``.compact`` file)."""
+        fresh = self.path.with_name(self.path.name + ".compact")
+        fresh.unlink(missing_ok=True)
+        name = self.con.execute("SELECT current_database()").fetchall()[0][0].replace('"', '""')
+        self.con.execute(f"ATTACH '{str(fresh).replace(chr(39), chr(39) * 2)}' AS sessiongraph_compact")
+        self.con.execute(f'COPY FROM DATABASE "{name}" TO sessiongraph_compact')
+        self.con.execute("DETACH sessiongraph_compact")
+        self.con.close()
+        os.replace(fresh, self.path)
+        self.con = self._connect(self._config)
 
     def _set_meta(self, key: str, value: str) -> None:
         self.con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES (?, ?)", [key, value])

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS ingested_files (
     skip_reason    VARCHAR,
     n_sessions     BIGINT NOT NULL,
     n_diagnostics  BIGINT NOT NULL,
+    privacy        VARCHAR,            -- the ingest privacy profile its rows were kept under
     ingest_id      BIGINT NOT NULL,
     ingested_at    TIMESTAMPTZ NOT NULL
 );
