@@ -1,7 +1,7 @@
 """artifact: a file one session wrote and another read.
 
-Writes and reads come from file tools (the adapters' ``file_events``: verified, or reported for
-Codex's own ``parsed_cmd`` reads) and from shell commands (``inference.shell``: heuristic). Every
+Writes and reads are the ``file_events`` frame: from file tools (verified, or reported for Codex's
+own ``parsed_cmd`` reads) and from shell commands (``ingest.shell_facts``: heuristic). Every
 write is a new **version** of its path; a read joins the latest earlier version written by another
 session, and the edge takes the weaker tier of its two ends (both are kept, with the lag). One
 edge per version and reading session: the first read, at the strongest tier seen. Reads of files
@@ -15,10 +15,10 @@ import polars as pl
 
 from ingest.frames import Frames
 from inference.edges import ARTIFACTS, EDGES, Inferred, PassResult, conform, diag_rows
-from inference.shell import file_ops
 from inference.tiers import rank, weakest
 
 NAME = "artifacts"
+CODEX_OUTPUT = "codex -o"  # the `how` ingest.shell gives a `codex exec -o FILE` write
 _EVENT = pl.Schema(
     {
         "session_id": pl.String,
@@ -33,38 +33,24 @@ _EVENT = pl.Schema(
 )
 
 
-def shell_events(frames: Frames, done: Inferred) -> pl.DataFrame:
-    """File reads and writes parsed out of shell commands (heuristic)."""
-    shell = frames.calls.filter((pl.col("kind") == "shell") & pl.col("command").is_not_null())
-    launched = {
-        (r["src"], r["src_call_id"]): r["dst"]
-        for r in done.edges.filter(pl.col("kind") == "launch").select("src", "src_call_id", "dst").iter_rows(named=True)
-    }
-    rows = []
-    for call in shell.iter_rows(named=True):
-        at = call["ended_at"] or call["started_at"]
-        for op in file_ops(call["command"], call["cwd"]):
-            who = call["session_id"]
-            if op.how == "codex -o":
-                who = launched.get((call["session_id"], call["call_id"]), who)
-            rows.append(
-                {
-                    "session_id": who,
-                    "call_id": call["call_id"],
-                    "ts": at,
-                    "path": op.path,
-                    "op": op.op,
-                    "how": op.how,
-                    "tier": "heuristic",
-                    "line": call["line"],
-                }
-            )
-    return pl.DataFrame(rows, schema=_EVENT)
-
-
 def all_events(frames: Frames, done: Inferred) -> pl.DataFrame:
-    tools = frames.file_events.select(list(_EVENT))
-    events = pl.concat([tools, shell_events(frames, done)])
+    # A `codex exec -o FILE` write is recorded on the shell call that ran it; the file is
+    # written by the session that call launched (the last one, as a loop may launch several).
+    launched = (
+        done.edges.filter(pl.col("kind") == "launch")
+        .select(pl.col("src").alias("session_id"), pl.col("src_call_id").alias("call_id"), pl.col("dst").alias("writer"))
+        .unique(["session_id", "call_id"], keep="last", maintain_order=True)
+    )
+    events = (
+        frames.file_events.select(list(_EVENT))
+        .join(launched, on=["session_id", "call_id"], how="left", maintain_order="left")
+        .with_columns(
+            session_id=pl.when((pl.col("how") == CODEX_OUTPUT) & pl.col("writer").is_not_null())
+            .then(pl.col("writer"))
+            .otherwise(pl.col("session_id"))
+        )
+        .drop("writer")
+    )
     # The same touch seen twice (a Codex parsed_cmd read and our own parse of that command):
     # keep the strongest tier.
     return (

@@ -17,7 +17,6 @@ import polars as pl
 from ingest.frames import TS, Frames
 from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
 from inference.nodes import nodes
-from inference.shell import launches
 
 NAME = "launch"
 SLACK = timedelta(seconds=5)  # log flush and clock skew between two processes on one machine
@@ -46,28 +45,20 @@ _LAUNCH = pl.Schema(
 
 
 def launch_table(frames: Frames) -> pl.DataFrame:
-    """Every launch found in a shell command: one row per launched CLI invocation."""
-    shell = frames.calls.filter((pl.col("kind") == "shell") & pl.col("command").is_not_null())
-    rows = []
-    for call in shell.iter_rows(named=True):
-        for ln in launches(call["command"], call["cwd"]):
-            rows.append(
-                {
-                    "session_id": call["session_id"],
-                    "call_id": call["call_id"],
-                    "segment": ln.segment,
-                    "target": ln.harness,
-                    "print_mode": ln.print_mode,
-                    "launch_cwd": ln.cwd,
-                    "background": ln.background or bool(call["run_in_background"]),
-                    "looped": ln.looped,
-                    "resume": ln.resume,
-                    "call_start": call["started_at"],
-                    "call_end": call["ended_at"],
-                    "output_ids": call["output_ids"] or [],
-                }
-            )
-    return pl.DataFrame(rows, schema=_LAUNCH)
+    """Every launch found in a shell command (the ``launches`` frame), with its call's end and
+    printed ids: one row per launched CLI invocation."""
+    keys = ["session_id", "call_id", "source_path", "line"]
+    calls = frames.calls.select(*keys, pl.col("ended_at").alias("call_end"), "output_ids").unique(
+        keys, keep="first", maintain_order=True
+    )
+    table = frames.launches.join(calls, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return table.select(
+        "session_id", "call_id", "segment",
+        pl.col("harness").alias("target"), pl.col("print_mode").fill_null(False), pl.col("cwd").alias("launch_cwd"),
+        pl.col("background").fill_null(False), pl.col("looped").fill_null(False), pl.col("resume").fill_null(False),
+        pl.col("ts").alias("call_start"), "call_end",
+        pl.col("output_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+    ).cast(dict(_LAUNCH))
 
 
 def launch(frames: Frames, done: Inferred) -> PassResult:

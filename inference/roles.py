@@ -4,7 +4,8 @@
 - A subagent whose declared type names a planner or reviewer takes that role, ``reported``
   (only the session asserts it); one that wrote files is an ``implementer`` (heuristic); other
   subagents are ``subagent``. A launched print-mode session is ``cli``, or ``reviewer`` when the
-  command that launched it says review (heuristic). Compaction runs and warm-ups are ``worker``s.
+  command that launched it says review (``launches.review``; heuristic). Compaction runs and
+  warm-ups are ``worker``s. Writes count when a file tool made them or the harness reported them.
 - Phase: ``post`` for sessions that started after the run's last write, else ``build``.
 """
 
@@ -31,17 +32,20 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     """``members``: run_id, session_id, parent_session_id, via, depth."""
     ns = nodes(frames).select("session_id", "agent_type", "started_at")
     parents = edges.filter(pl.col("kind").is_in(("spawn", "launch"))).select(pl.col("src").alias("session_id")).unique()
-    # agent:// and local:// outputs are how subagents answer, not files they changed.
-    writes = frames.file_events.filter((pl.col("op") == "write") & ~pl.col("path").str.contains("://"))
+    # agent:// and local:// outputs are how subagents answer, not files they changed; a write
+    # guessed from a command line (`> /tmp/log`) neither makes an implementer nor ends a build.
+    writes = frames.file_events.filter(
+        (pl.col("op") == "write") & (pl.col("tier") != "heuristic") & ~pl.col("path").str.contains("://")
+    )
     writers = writes.select("session_id").unique()
-    launch_cmd = (
+    review_calls = (
+        frames.launches.group_by(pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"))
+        .agg(launch_review=pl.col("review").any())
+    )
+    launch_review = (
         edges.filter(pl.col("kind") == "launch")
-        .join(
-            frames.calls.select(pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "command"),
-            on=["src", "src_call_id"],
-            how="left",
-        )
-        .select(pl.col("dst").alias("session_id"), pl.col("command").alias("launch_command"))
+        .join(review_calls, on=["src", "src_call_id"], how="left")
+        .select(pl.col("dst").alias("session_id"), "launch_review")
     )
     last_write = (
         writes
@@ -51,7 +55,7 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     )
     df = (
         members.join(ns, on="session_id", how="left")
-        .join(launch_cmd, on="session_id", how="left")
+        .join(launch_review, on="session_id", how="left")
         .join(last_write, on="run_id", how="left")
         .with_columns(
             is_parent=pl.col("session_id").is_in(parents["session_id"].implode()),
@@ -61,7 +65,7 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     )
     root = pl.col("via").is_null()
     launched = pl.col("via") == "launch"
-    reviews = pl.col("launch_command").str.to_lowercase().str.contains("review").fill_null(False)
+    reviews = pl.col("launch_review").fill_null(False)
     helper = pl.col("via").is_in(("compaction", "warmup"))
     role = (
         pl.when(helper).then(pl.lit("worker"))

@@ -1,7 +1,9 @@
 """The frames contract: the one boundary between adapters and inference passes.
 
-Every adapter's ``parse(path)`` returns a :class:`Frames` whose frames have exactly the
-schemas below (an empty frame still carries its schema). ``sql/schema.sql`` mirrors these
+Every adapter's ``parse(path)`` returns a :class:`Frames` whose frames have exactly the schemas
+below (an empty frame still carries its schema). ``launches`` and the heuristic shell rows of
+``file_events`` are not the adapters' work: ``ingest.shell_facts`` derives them from every
+adapter's shell calls, in the worker that read the file. ``sql/schema.sql`` mirrors these
 columns; ``tests/test_schema.py`` fails when the two disagree.
 
 Token columns mean the same thing for every harness:
@@ -15,7 +17,9 @@ verdicts) fills the ``state``/``waiting_on``/``status``/``outcome_tier`` columns
 and the ``outcomes`` frame, in OCP's own vocabularies; every other adapter leaves them null and
 empty, and the OCP writer then says only what a bare log can (``settled_unverified``).
 
-No prompt, completion or tool-output text is held here (the OCP ``metadata_only`` profile).
+No prompt, completion or tool-output text is held here. Two columns hold log text,
+``calls.command`` and ``calls.description``: the adapters fill them, and the ingest privacy profile
+(``ingest.privacy``) empties them, or masks the secrets in them, before the store sees them.
 """
 
 from __future__ import annotations
@@ -118,10 +122,10 @@ CALLS = pl.Schema(
         "started_at": TS,
         "ended_at": TS,  # from its result, null while unanswered
         "cwd": pl.String,  # effective working directory of the call
-        "command": pl.String,  # shell command text (shell calls only)
+        "command": pl.String,  # shell command text (shell calls only); log text, see ingest.privacy
         "paths": STRS,  # target paths named by the call, normalised
         "subagent_type": pl.String,
-        "description": pl.String,
+        "description": pl.String,  # a spawn's task description; log text, see ingest.privacy
         "run_in_background": pl.Boolean,
         "prompt_hash": pl.String,  # sha256 of the prompt a spawn call passed (see sessions)
         "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)
@@ -141,8 +145,29 @@ FILE_EVENTS = pl.Schema(
         "ts": TS,
         "path": pl.String,  # absolute, normalised
         "op": pl.String,  # one of FILE_OPS
-        "how": pl.String,  # tool name or the construct that did it
+        "how": pl.String,  # tool name, or the shell construct (">", "tee", "sed -i" ...) for heuristic rows
         "tier": pl.String,  # one of TIERS
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+# One row per agent-CLI run found in a shell call's command (ingest.shell): what the launch pass
+# needs, so that it never reads the command itself.
+LAUNCHES = pl.Schema(
+    {
+        "session_id": pl.String,  # the session whose shell ran it
+        "call_id": pl.String,
+        "segment": pl.Int32,  # index of the launch within the command
+        "ts": TS,  # the call's start
+        "harness": pl.String,  # the launched harness ("codex", "claude-code", ...)
+        "print_mode": pl.Boolean,  # a non-interactive run (codex exec, claude -p, opencode run ...)
+        "resume": pl.Boolean,  # continues an existing session
+        "background": pl.Boolean,  # `&`, nohup, setsid, disown, or the call ran in the background
+        "looped": pl.Boolean,  # in a loop, xargs, parallel, find -exec: may start several sessions
+        "cwd": pl.String,  # effective working dir (call cwd, then `cd`, then codex -C)
+        "output_file": pl.String,  # codex exec -o FILE, normalised
+        "review": pl.Boolean,  # the command says "review" (the roles step names the child a reviewer)
         "source_path": pl.String,
         "line": pl.Int64,
     }
@@ -238,6 +263,7 @@ SCHEMAS: dict[str, pl.Schema] = {
     "sessions": SESSIONS,
     "calls": CALLS,
     "file_events": FILE_EVENTS,
+    "launches": LAUNCHES,
     "usage": USAGE,
     "diagnostics": DIAGNOSTICS,
     "documents": DOCUMENTS,
@@ -297,6 +323,16 @@ class Frames:
         if name in self._rows:
             return [row.get(column) for row in self._rows[name]]
         return self._tables[name][column].to_list()
+
+    def rows(self, name: str) -> list[dict]:
+        """One table as row dicts, without building it (the list is the frames' own: do not
+        change it; make new rows and :meth:`replace`)."""
+        return self._rows[name] if name in self._rows else self._tables[name].to_dicts()
+
+    def replace(self, **rows: list[dict]) -> Frames:
+        """New frames with these tables' rows replaced and the others kept."""
+        _check_names(rows)
+        return Frames.from_rows(**{name: rows[name] if name in rows else self.rows(name) for name in SCHEMAS})
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:

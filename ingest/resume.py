@@ -45,6 +45,7 @@ class Checkpoint:
     head_sha: str  # sha256 of the first SEAM bytes (fewer if the offset is smaller)
     seam_sha: str  # sha256 of the SEAM bytes before the offset
     state: bytes  # the parser's state, see dumps/loads
+    carry: bytes = b""  # what the caller derived from text the state no longer holds (dumps/loads)
     resumed_from: int = 0  # not stored: where the parse that took this checkpoint began reading
 
 

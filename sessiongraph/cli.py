@@ -69,12 +69,16 @@ def main() -> None:
               help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').")
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
+@click.option(
+    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    help="metadata_only stores no log text; full keeps shell commands and subagent descriptions, secrets masked.",
+)
 @_errors
-def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet):  # noqa: PLR0913
+def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
-    Files unchanged since the last ingest are not read again; a changed file's rows are
-    replaced in one transaction.
+    Files unchanged since the last ingest (and stored under the same --privacy) are not read
+    again; a changed file's rows are replaced in one transaction.
     """
     show_bar = not as_json and sys.stderr.isatty()
     if show_bar:
@@ -84,11 +88,11 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
             task = bar.add_task("parsing", total=None)
             summary = run_ingest(
                 paths, db=db, since=since, until=until, workers=workers, engine=engine, ray_address=ray_address,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                privacy=privacy, progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
         summary = run_ingest(paths, db=db, since=since, until=until, workers=workers, engine=engine,
-                             ray_address=ray_address)
+                             ray_address=ray_address, privacy=privacy)
     written = None
     if out_parquet:
         from sessiongraph.parquet import export_parquet
@@ -118,7 +122,7 @@ def _summary_text(s: IngestSummary) -> str:
         + f"; {s.runs} runs",
         "Edges: " + (edges or "none"),
         "Inference: " + (_counts(s.inference_counts, bare=True) or "nothing to report"),
-        f"Store: {s.db} ({s.seconds:.2f}s)",
+        f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
 
@@ -140,7 +144,7 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
 
-    Tables: sessions, calls, file_events, usage, diagnostics, ingested_files, ingests;
+    Tables: sessions, calls, file_events, launches, usage, diagnostics, ingested_files, ingests;
     views: session_overview, usage_dedup. Example questions live in sql/queries/.
     With --parquet DIR: one view per dataset table (runs, sessions, attempts, edges, artifacts,
     usage, run_features), each with its harness and month partition columns (DATASET.md).

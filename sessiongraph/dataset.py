@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from inference.edges import stable_id
+from ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
 from sessiongraph.pricing import PriceTable
@@ -213,9 +214,10 @@ SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_sh
 FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
 """
 
+# As ocp_bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
 _RUN_WRITES = """
 SELECT DISTINCT m.run_id, f.path
-FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write'
+FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' AND f.tier <> 'heuristic'
 """
 
 
@@ -232,6 +234,8 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
         text=", c.command, c.description" if privacy == "full" else "",
         calls=_EDGE_CALLS if privacy == "full" else "",
     ))
+    if privacy == "full":  # masked at ingest already, unless the store was written before masking
+        edges = edges.with_columns(pl.col("command", "description").map_elements(mask, return_dtype=pl.String))
     runs = store.query("SELECT *, root_harness AS _harness FROM runs")
     tables = {
         "runs": _part(runs, "started_at", "run_id"),

@@ -91,10 +91,13 @@ WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY m.run_id, a.path, a.version
 """
 
+# Writes a file tool made or the harness reported: a guess read from a command line (`> log.txt`)
+# says little about what the run was for.
 _WRITES = """
 SELECT DISTINCT m.run_id, f.session_id, f.path
 FROM file_events f JOIN run_sessions m USING (session_id)
-WHERE f.op = 'write' AND NOT contains(f.path, '://') AND m.run_id IN (SELECT run_id FROM chosen)
+WHERE f.op = 'write' AND f.tier <> 'heuristic' AND NOT contains(f.path, '://')
+  AND m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY ALL
 """
 

@@ -26,6 +26,7 @@ from datetime import datetime
 
 import polars as pl
 
+from ingest.secrets import mask
 from sessiongraph import __version__, ocp_outcome
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
@@ -348,7 +349,7 @@ class _Doc:
                 "to_attempt": self.started(e["dst"], e["ts"]),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
-            text = {k: e[k] for k in ("command", "description") if e.get(k)}
+            text = {k: mask(e[k]) for k in ("command", "description") if e.get(k)}
             if self.privacy == "full" and text:  # log text lives under ext only, and only under full
                 record["ext"][f"{EXT}.text"] = text
             (edges if e["kind"] in ("spawn", "launch") else other).append(record)

@@ -270,7 +270,7 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     store cannot re-run inference from it: its frame tables get what the dataset has (``sessions``
     from ``attempts``, which keeps every session column; ``usage``; ``outcomes``), and its inference
     tables (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
-    ``calls``, ``file_events``, ``diagnostics`` and ``documents`` stay empty. Ingesting logs into
+    ``calls``, ``file_events``, ``launches``, ``diagnostics`` and ``documents`` stay empty. Ingesting logs into
     such a store later re-runs inference from its frames alone, which drops the loaded edges that
     need calls or file events: load into a store of its own.
     """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import traceback
@@ -12,11 +13,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from ingest import registry
+from ingest import privacy as profiles, registry, resume
 from ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
 from ingest.frames import Frames
 from ingest.jsonl import Diagnostics
 from ingest.resume import Checkpoint
+from ingest.shell_facts import carry, shell_facts
 from inference import infer
 from sessiongraph import engines
 from sessiongraph.store import FileResult, Store
@@ -40,6 +42,7 @@ DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", 
 class IngestSummary:
     db: str
     roots: list[str]
+    privacy: str = profiles.DEFAULT  # the profile the files read now were stored under
     files_found: int = 0
     files_read: int = 0
     files_unchanged: int = 0
@@ -63,21 +66,30 @@ class IngestSummary:
 Progress = Callable[[int, int], None]  # (files done, files to read)
 
 
-# A file to read: what discovery found (a path, or a Found for a folder it could not walk), the
-# size and mtime it had when listed, and the checkpoint to resume it from (a grown transcript).
-Job = tuple[str | Found, int, int, Checkpoint | None]
+class Job(NamedTuple):
+    """A file to read: what discovery found (a path, or a Found for a folder it could not walk),
+    the size and mtime it had when listed, the privacy profile to keep it under, and the
+    checkpoint to resume it from (a grown transcript)."""
+
+    item: str | Found
+    size: int
+    mtime: int
+    privacy: str = profiles.DEFAULT
+    checkpoint: Checkpoint | None = None
 
 
 class Parsed(NamedTuple):
     found: Found
-    frames: Frames
+    frames: Frames  # as the privacy profile keeps them
     checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
 
 
-def parse_path(item: str | Found, checkpoint: Checkpoint | None = None) -> Parsed:
-    """Classify one listed file (reading its head) and run it through its adapter, from
-    ``checkpoint`` when the adapter reads grown files from where it stopped: the unit of work an
-    engine runs. An adapter bug becomes a diagnostic, not a crash."""
+def parse_path(item: str | Found, checkpoint: Checkpoint | None = None,
+               privacy: str = profiles.DEFAULT) -> Parsed:
+    """The unit of work an engine runs: classify one listed file (reading its head), run it
+    through its adapter (from ``checkpoint`` when the adapter reads grown files from where it
+    stopped), read its shell commands into launches and file events while the text is at hand,
+    and keep what ``privacy`` lets the store keep. An adapter bug becomes a diagnostic."""
     found = item if isinstance(item, Found) else classify(item)
     diags = Diagnostics(found.path, found.harness)
     if found.harness is None:
@@ -87,9 +99,15 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None) -> Parse
         return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
     adapter = registry.get(found.harness)
     try:
-        if hasattr(adapter, "parse_from"):
-            return Parsed(found, *adapter.parse_from(found.path, checkpoint))
-        return Parsed(found, adapter.parse(found.path))
+        if not hasattr(adapter, "parse_from"):
+            return Parsed(found, profiles.apply(shell_facts(adapter.parse(found.path)), privacy))
+        frames, saved = adapter.parse_from(found.path, checkpoint, lambda state: profiles.scrub_state(state, privacy))
+        resumed = checkpoint is not None and saved is not None and saved.resumed_from > 0
+        frames = shell_facts(frames, resume.loads(checkpoint.carry) if resumed and checkpoint.carry else None)
+        if saved is not None and privacy != "full":
+            # The state kept no commands: keep what they said for the next resume.
+            saved = dataclasses.replace(saved, carry=resume.dumps(carry(frames, saved.line)))
+        return Parsed(found, profiles.apply(frames, privacy), saved)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
         where = traceback.extract_tb(exc.__traceback__)[-1]
         diags.add("internal_error", None, f"{type(exc).__name__} at {os.path.basename(where.filename)}:{where.lineno}")
@@ -97,7 +115,7 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None) -> Parse
 
 
 def _parse_job(job: Job) -> tuple[Job, Parsed]:
-    return job, parse_path(job[0], job[3])
+    return job, parse_path(job.item, job.checkpoint, job.privacy)
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -122,18 +140,23 @@ def ingest(
     progress: Progress | None = None,
     engine: str = "local",
     ray_address: str | None = None,
+    privacy: str = profiles.DEFAULT,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
     Files unchanged since the last ingest (same size and mtime) are not read again; a changed
     file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
+    ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
+    ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
+    another profile is read again.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
+    profiles.check(privacy)
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(candidates(paths))  # raises for a named path that does not exist
     with Store(db) as store:
-        summary = IngestSummary(db=str(store.path), roots=roots, files_found=len(listed))
+        summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
         known = store.fingerprints()
         skipped: Counter[str] = Counter()
         todo: list[Job] = []
@@ -151,15 +174,20 @@ def ingest(
                 skipped["before_since"] += 1  # not modified since: it holds nothing newer
                 continue
             # An unchanged file is not opened, not even to classify it: the store knows it.
-            if known.get(path) == (size, mtime):
+            if known.get(path) == (size, mtime, privacy):
                 summary.files_unchanged += 1
                 continue
-            todo.append((item, size, mtime, None))
-        # A file that grew may resume from where the last ingest stopped reading it.
-        grown = store.checkpoints([j[0] for j in todo if isinstance(j[0], str) and j[1] > known.get(j[0], (1 << 62,))[0]])
-        todo = [(item, size, mtime, grown.get(item)) if isinstance(item, str) else (item, size, mtime, cp)
-                for item, size, mtime, cp in todo]
-
+            todo.append(Job(item, size, mtime, privacy))
+        # A file that grew (under the same profile) may resume from where the last ingest stopped.
+        grown = store.checkpoints([
+            j.item for j in todo
+            if isinstance(j.item, str) and j.item in known and j.size > known[j.item][0] and known[j.item][2] == privacy
+        ])
+        todo = [j._replace(checkpoint=grown.get(j.item)) if isinstance(j.item, str) else j for j in todo]
+        # Rows stored under full and now replaced under metadata_only leave their text in free blocks.
+        downgraded = privacy != "full" and any(
+            known.get(j.item.path if isinstance(j.item, Found) else j.item, ())[2:] == ("full",) for j in todo
+        )
         ingest_id = store.begin_ingest(roots)
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
@@ -170,7 +198,7 @@ def ingest(
             progress(0, len(todo))
         # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
         parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for (_item, size, mtime, _cp), (f, frames, checkpoint) in parsed:
+        for (_item, size, mtime, _privacy, _cp), (f, frames, checkpoint) in parsed:
             done += 1
             if checkpoint is not None and checkpoint.resumed_from:
                 summary.files_resumed += 1
@@ -185,7 +213,7 @@ def ingest(
                 sessions.update(frames.values("sessions", "harness"))
                 diagnostics.update(frames.values("diagnostics", "code"))
                 # Files that are not logs are remembered too, so the next ingest need not open them.
-                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason,
+                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason, privacy,
                                         replaces=f.path in known, checkpoint=checkpoint))
                 if len(batch) >= BATCH_FILES and (
                     released_at is None or time.monotonic() - released_at >= READER_GAP_S
@@ -209,6 +237,8 @@ def ingest(
         store.finish_ingest(
             ingest_id, read=summary.files_read, unchanged=summary.files_unchanged, skipped=summary.files_skipped
         )
+        if downgraded:
+            store.compact()
         summary.store_sessions_by_harness = store.counts(
             "SELECT harness, count(DISTINCT session_id) FROM sessions GROUP BY harness ORDER BY harness"
         )

@@ -65,6 +65,7 @@ class FileResult:
     mtime_ns: int
     frames: Frames
     skip_reason: str | None = None
+    privacy: str | None = None  # the ingest privacy profile the frames were kept under
     replaces: bool = True  # the store may hold rows of this file already (False: a new file)
     checkpoint: Checkpoint | None = None  # where the next ingest may resume reading it
 
@@ -198,9 +199,10 @@ class Store:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def fingerprints(self) -> dict[str, tuple[int, int]]:
-        rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns FROM ingested_files").fetchall()
-        return {p: (s, m) for p, s, m in rows}
+    def fingerprints(self) -> dict[str, tuple[int, int, str | None]]:
+        """source path -> (size, mtime, privacy profile) as last ingested."""
+        rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
+        return {p: (s, m, priv) for p, s, m, priv in rows}
 
     def checkpoints(self, paths: list[str]) -> dict[str, Checkpoint]:
         """The stored checkpoints of these files (those that have one)."""
@@ -208,11 +210,11 @@ class Store:
             return {}
         self.con.register("wanted_paths", pl.DataFrame({"source_path": paths}).to_arrow())
         rows = self.con.execute(
-            "SELECT source_path, byte_offset, line, head_sha, seam_sha, state FROM checkpoints"
+            "SELECT source_path, byte_offset, line, head_sha, seam_sha, state, carry FROM checkpoints"
             " WHERE source_path IN (SELECT source_path FROM wanted_paths)"
         ).fetchall()
         self.con.unregister("wanted_paths")
-        return {p: Checkpoint(o, n, h, s, bytes(b)) for p, o, n, h, s, b in rows}
+        return {p: Checkpoint(o, n, h, s, bytes(b), bytes(c) if c else b"") for p, o, n, h, s, b, c in rows}
 
     def begin_ingest(self, roots: list[str]) -> int:
         ingest_id = int(self.con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0])
@@ -247,10 +249,11 @@ class Store:
                 "skip_reason": [r.skip_reason for r in results],
                 "n_sessions": [r.frames.height("sessions") for r in results],
                 "n_diagnostics": [r.frames.height("diagnostics") for r in results],
+                "privacy": [r.privacy for r in results],
                 "ingest_id": [ingest_id] * len(results),
                 "ingested_at": [now] * len(results),
             },
-            schema_overrides={"harness": pl.String, "skip_reason": pl.String},
+            schema_overrides={"harness": pl.String, "skip_reason": pl.String, "privacy": pl.String},
         )
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -272,8 +275,8 @@ class Store:
             saved = [(r.path, r.checkpoint) for r in results if r.checkpoint is not None]
             if saved:
                 con.executemany(
-                    "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?)",
-                    [[p, c.offset, c.line, c.head_sha, c.seam_sha, c.state] for p, c in saved],
+                    "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [[p, c.offset, c.line, c.head_sha, c.seam_sha, c.state, c.carry] for p, c in saved],
                 )
             con.unregister("batch_paths")
             # The inference tables no longer match the frames until write_inference runs: if we
@@ -305,6 +308,19 @@ class Store:
         except BaseException:
             con.execute("ROLLBACK")
             raise
+
+    def compact(self) -> None:
+        """Rewrite the store into a new file that takes this one's place. DuckDB leaves the bytes of
+        deleted rows in free blocks: this is how the text of rows a ``metadata_only`` ingest replaced
+        leaves the file. A kill midway leaves the old store whole (and a stray ``.compact`` file)."""
+        fresh = self.path.with_name(self.path.name + ".compact")
+        fresh.unlink(missing_ok=True)
+        name = self.con.execute("SELECT current_database()").fetchall()[0][0].replace('"', '""')
+        self.con.execute(f"ATTACH '{str(fresh).replace(chr(39), chr(39) * 2)}' AS sessiongraph_compact")
+        self.con.execute(f'COPY FROM DATABASE "{name}" TO sessiongraph_compact')
+        self.con.execute("DETACH sessiongraph_compact")
+        self.release()
+        os.replace(fresh, self.path)  # the next use of the store opens the rewritten file
 
     def _set_meta(self, key: str, value: str) -> None:
         self.con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES (?, ?)", [key, value])

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS ingested_files (
     skip_reason    VARCHAR,
     n_sessions     BIGINT NOT NULL,
     n_diagnostics  BIGINT NOT NULL,
+    privacy        VARCHAR,            -- the ingest privacy profile its rows were kept under
     ingest_id      BIGINT NOT NULL,
     ingested_at    TIMESTAMPTZ NOT NULL
 );
@@ -40,7 +41,9 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     line           BIGINT NOT NULL,
     head_sha       VARCHAR NOT NULL,
     seam_sha       VARCHAR NOT NULL,
-    state          BLOB NOT NULL       -- plain data, no log text under metadata_only
+    state          BLOB NOT NULL,      -- plain data, no log text under metadata_only
+    carry          BLOB                -- under metadata_only: launches/file_events rows of the shell
+                                       -- calls the state covers (their commands are not kept)
 );
 
 CREATE TABLE IF NOT EXISTS sessions (
@@ -120,6 +123,26 @@ CREATE TABLE IF NOT EXISTS file_events (
     ingest_id   BIGINT NOT NULL
 );
 
+-- Agent-CLI runs found in shell commands at ingest (ingest/shell_facts.py): the launch pass reads
+-- these, never the command text.
+CREATE TABLE IF NOT EXISTS launches (
+    session_id  VARCHAR NOT NULL,
+    call_id     VARCHAR,
+    segment     INTEGER,
+    ts          TIMESTAMPTZ,
+    harness     VARCHAR NOT NULL,
+    print_mode  BOOLEAN,
+    resume      BOOLEAN,
+    background  BOOLEAN,
+    looped      BOOLEAN,
+    cwd         VARCHAR,
+    output_file VARCHAR,
+    review      BOOLEAN,
+    source_path VARCHAR NOT NULL,
+    line        BIGINT,
+    ingest_id   BIGINT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS usage (
     session_id               VARCHAR NOT NULL,
     attempt                  INTEGER,
@@ -179,6 +202,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
 CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
 CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
+CREATE INDEX IF NOT EXISTS launches_by_path ON launches (source_path);
 CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
 CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
 CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);

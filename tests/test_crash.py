@@ -14,12 +14,12 @@ import pytest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
 
-TABLES = ("sessions", "calls", "file_events", "usage", "diagnostics", "documents", "outcomes", "runs", "run_sessions",
-          "edges", "lineage", "artifacts", "inference_diagnostics", "ingested_files")
+TABLES = ("sessions", "calls", "file_events", "launches", "usage", "diagnostics", "documents", "outcomes", "runs",
+          "run_sessions", "edges", "lineage", "artifacts", "inference_diagnostics", "ingested_files")
 # Store columns that say when or by which ingest a row was written: everything else must match.
 VOLATILE = {"ingested_files": "ingest_id, ingested_at", "sessions": "ingest_id", "calls": "ingest_id",
-            "file_events": "ingest_id", "usage": "ingest_id", "diagnostics": "ingest_id", "documents": "ingest_id",
-            "outcomes": "ingest_id"}
+            "file_events": "ingest_id", "launches": "ingest_id", "usage": "ingest_id", "diagnostics": "ingest_id",
+            "documents": "ingest_id", "outcomes": "ingest_id"}
 
 
 def _ingest_cmd(logs, db):

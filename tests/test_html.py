@@ -32,7 +32,8 @@ def cli(*args):
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     path = tmp_path_factory.mktemp("html") / "s.duckdb"
-    res = cli("ingest", SAMPLES, "--db", path, "--json")
+    # A full store keeps commands and descriptions: the page must still show none of them.
+    res = cli("ingest", SAMPLES, "--db", path, "--json", "--privacy", "full")
     assert res.exit_code == 0, res.output
     return path
 

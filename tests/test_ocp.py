@@ -9,16 +9,13 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import orjson
 import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
 from sessiongraph.export import export_ocp, safe_name
 from sessiongraph.pipeline import ingest
-from tests.conftest import CORPUS, SAMPLES
-
-MARKER = "SGMARK7f3a"
+from tests.conftest import CORPUS, MARKER, SAMPLES, plant_logs
 
 
 def validate(files: list[str]) -> dict:
@@ -32,8 +29,9 @@ def validate(files: list[str]) -> dict:
 
 
 def _export(tmp_path: Path, logs: Path, **kw):
+    """Ingest ``logs`` under the export's privacy profile, then export."""
     db = tmp_path / "s.duckdb"
-    ingest([str(logs)], db=str(db), workers=1)
+    ingest([str(logs)], db=str(db), workers=1, privacy=kw.get("privacy", "metadata_only"))
     return export_ocp(tmp_path / "ocp", db=str(db), **kw)
 
 
@@ -112,41 +110,10 @@ def test_prices_file_overrides_the_table(tmp_path):
     assert "gpt-5.5" not in summary.unpriced_models
 
 
-def _plant(value, key=None):
-    """Append the marker to every text a log holds (prompts, completions, tool input and output,
-    file bodies); shell commands get it as a comment so no path is made of it."""
-    if isinstance(value, dict):
-        return {k: _plant(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plant(v, key) for v in value]
-    if isinstance(value, str):
-        if key == "arguments":
-            try:
-                return orjson.dumps(_plant(orjson.loads(value))).decode()
-            except orjson.JSONDecodeError:
-                return value
-        if key in ("command", "cmd"):
-            return value + f" # {MARKER}"
-        if key in ("text", "content", "prompt", "stdout", "stderr", "output", "message", "input", "thinking",
-                   "new_string", "old_string", "aggregated_output", "last_agent_message", "summary",
-                   "description", "planContent", "originalFile", "lastPrompt"):
-            return value + f" {MARKER}"
-    return value
-
-
 def test_metadata_only_documents_hold_no_log_text(tmp_path):
     logs = tmp_path / "logs"
     shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("broken", "*.md", "*.json", "*.py"))
-    planted = 0
-    for f in logs.rglob("*.jsonl"):
-        lines = []
-        for raw in f.read_bytes().splitlines():
-            rec = _plant(orjson.loads(raw))
-            lines.append(orjson.dumps(rec))
-        text = b"\n".join(lines) + b"\n"
-        planted += text.count(MARKER.encode())
-        f.write_bytes(text)
-    assert planted > 500
+    assert sum(plant_logs(logs).values()) > 500
     summary = _export(tmp_path, logs)
     assert summary.documents > 15
     for path in summary.files:
@@ -189,8 +156,7 @@ def _text_outside_ext(value, inside=False):
 def test_full_profile_carries_text_only_under_ext(tmp_path):
     logs = tmp_path / "logs"
     shutil.copytree(SAMPLES / "claude-code", logs, ignore=shutil.ignore_patterns("*.md", "*.json", "*.py"))
-    for f in logs.rglob("*.jsonl"):
-        f.write_bytes(b"\n".join(orjson.dumps(_plant(orjson.loads(r))) for r in f.read_bytes().splitlines()) + b"\n")
+    plant_logs(logs)
     summary = _export(tmp_path, logs, privacy="full")
     docs = [json.loads(Path(p).read_text()) for p in summary.files]
     assert all(d["privacy"]["profile"] == "full" for d in docs)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from ingest.frames import Frames
+from ingest.shell_facts import shell_facts
 from inference import infer
 from inference.artifacts import artifacts
 from inference.continuation import continuation
@@ -139,7 +140,8 @@ L = "claude-code:lead"
 
 
 def launch_frames(children: list[dict], calls: list[dict]) -> Frames:
-    return Frames.from_rows(sessions=[session(L, -100), *children], calls=calls)
+    # shell_facts: as pipeline.parse_file hands frames over, launches read out of the commands.
+    return shell_facts(Frames.from_rows(sessions=[session(L, -100), *children], calls=calls))
 
 
 def test_launch_window_cwd_and_entrypoint_rules():
@@ -243,7 +245,7 @@ def test_reads_join_the_latest_earlier_version_by_another_session():
 
 def test_shell_writes_are_heuristic_and_codex_o_belongs_to_the_launched_session():
     lead, kid, reader = "claude-code:lead", "codex:kid", "claude-code:r"
-    frames = Frames.from_rows(
+    frames = shell_facts(Frames.from_rows(
         sessions=[session(lead, 0), session(kid, 11, entrypoint="exec"), session(reader, 0)],
         calls=[
             call(lead, "s1", "shell", 1, 2, command="echo hi > notes/plan.md"),
@@ -251,7 +253,7 @@ def test_shell_writes_are_heuristic_and_codex_o_belongs_to_the_launched_session(
         ],
         file_events=[fe(reader, "r1", 40, "/w/notes/plan.md", "read", tier="reported"),
                      fe(reader, "r2", 41, "/w/out.md", "read")],
-    )
+    ))
     done = Inferred()
     done.add(launch(frames, done))
     res = artifacts(frames, done)
@@ -287,7 +289,7 @@ def test_continuations_and_forks():
 
 def test_runs_group_spawns_and_launches_and_keep_cross_run_edges_apart():
     lead, kid, cli, other = "claude-code:lead", "claude-code:lead/k", "codex:cli", "claude-code:other"
-    frames = Frames.from_rows(
+    frames = shell_facts(Frames.from_rows(
         sessions=[
             session(lead, 0),
             session(kid, 5, agent_id="k", session_kind="subagent", layout="nested", parent_native_id="lead"),
@@ -299,7 +301,7 @@ def test_runs_group_spawns_and_launches_and_keep_cross_run_edges_apart():
             call(kid, "b1", "shell", 10, 20, command="codex exec go"),
         ],
         file_events=[fe(cli, "w", 15, "/w/a", "write"), fe(other, "r", 600, "/w/a", "read")],
-    )
+    ))
     inferred = infer(frames)
     members = set(inferred.run_sessions.select("session_id", "depth", "via").iter_rows())
     assert members == {(lead, 0, None), (kid, 1, "spawn"), (cli, 2, "launch"), (other, 0, None)}

@@ -1,4 +1,4 @@
-"""inference.shell: agent-CLI launches and heuristic file I/O read from logged shell commands."""
+"""ingest.shell: agent-CLI launches and heuristic file I/O read from logged shell commands."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from inference.shell import FileOp, Launch, file_ops, launches
+from ingest.shell import FileOp, Launch, file_ops, launches
 
 CWD = "/repo"
 

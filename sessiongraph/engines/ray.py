@@ -83,10 +83,10 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
     log.setLevel(logging.ERROR)  # Ray Data's per-run INFO lines would drown the ingest summary
     try:
         items = []
-        for i, (item, _size, _mtime, _checkpoint) in enumerate(jobs):
-            problem = item if isinstance(item, Found) else None  # a folder discovery could not walk
-            items.append({"i": i, "path": problem.path if problem else item,
-                          "skip_reason": problem.skip_reason if problem else None})
+        for i, job in enumerate(jobs):
+            problem = job.item if isinstance(job.item, Found) else None  # a folder discovery could not walk
+            items.append({"i": i, "path": problem.path if problem else job.item,
+                          "skip_reason": problem.skip_reason if problem else None, "privacy": job.privacy})
         ds = ray.data.from_items(items).map_batches(
             parse_batch, batch_format="pyarrow", batch_size=FILES_PER_TASK, concurrency=workers,
         )
@@ -101,13 +101,14 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
-    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason) into one
+    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason, privacy) into one
     Arrow block: ``i``, ``harness``, ``skip_reason`` plus a ``large_list<struct>`` column per
     frame, one list per file."""
     from sessiongraph.pipeline import parse_path
 
     rows = batch.to_pylist()
-    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"])[:2] for r in rows]
+    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
+                       privacy=r["privacy"])[:2] for r in rows]
     parsed = [frames.tables() for _found, frames in done]
     columns = {
         "i": pa.array([r["i"] for r in rows], pa.int64()),

@@ -1,8 +1,9 @@
 """Heuristic reading of logged shell command lines: agent-CLI launches and file I/O.
 
-The lexer (``inference.bash_lex``: quotes, ``$(...)``, backticks, heredocs, redirections, operators)
+The lexer (``ingest.bash_lex``: quotes, ``$(...)``, backticks, heredocs, redirections, operators)
 feeds a walker that tracks ``cd``, subshells, loops and wrappers. Nothing is executed and nothing
-raises: garbage in, best-effort (often empty) lists out.
+raises: garbage in, best-effort (often empty) lists out. A command is log text, so this runs at
+ingest (``ingest.shell_facts``), while the text is at hand, never in the inference passes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from inference.bash_lex import Tok, lex
+from ingest.bash_lex import Tok, lex
 from ingest.paths import normalise
 
 

@@ -1,0 +1,96 @@
+"""The ingest privacy profile: what log text a store may hold (``sessiongraph ingest --privacy``).
+
+The profiles are OCP's (``privacy.profile``):
+
+- ``metadata_only`` (the default): no log text at all. The text columns of the frames are emptied,
+  and an imported run document whose producer wrote it under ``full`` loses its ``ext`` payloads,
+  the only place OCP lets text go. What the inference passes need from a shell command was already
+  drawn out as metadata (``ingest.shell_facts``), so the graph is the same under both profiles.
+- ``full``: shell commands and spawn descriptions are kept, with their secrets masked
+  (``ingest.secrets``).
+
+``apply`` is the one step between a parse and the store: every frame the store writes went
+through it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import orjson
+
+from ingest.frames import Frames
+from ingest.secrets import mask
+from sessiongraph.errors import SessiongraphError
+
+Profile = Literal["metadata_only", "full"]
+PROFILES: tuple[str, ...] = ("metadata_only", "full")
+DEFAULT: Profile = "metadata_only"
+# The frame columns that hold log text (everything else is ids, times, counts, names and paths).
+TEXT_COLUMNS: dict[str, tuple[str, ...]] = {"calls": ("command", "description")}
+
+
+def check(profile: str) -> None:
+    if profile not in PROFILES:
+        raise SessiongraphError(f"unknown privacy profile {profile!r}; use one of {', '.join(PROFILES)}")
+
+
+def apply(frames: Frames, profile: str = DEFAULT) -> Frames:
+    """``frames`` as ``profile`` lets the store keep them."""
+    check(profile)
+    changed: dict[str, list[dict]] = {}
+    for name, columns in TEXT_COLUMNS.items():
+        changed[name] = [{**row, **{c: text(row.get(c), profile) for c in columns}} for row in frames.rows(name)]
+    docs = frames.rows("documents")
+    if docs:
+        changed["documents"] = [{**d, "document": _document(d["document"], profile)} for d in docs]
+    return frames.replace(**changed)
+
+
+def text(value: str | None, profile: str) -> str | None:
+    """One log text as ``profile`` keeps it: gone, or with its secrets masked."""
+    if value is None or profile != "full":
+        return None
+    return mask(value)
+
+
+def scrub_state(state, profile: str):
+    """A parser state (``ingest.resume``) as ``profile`` lets a checkpoint keep it: the call rows
+    in it (dicts with a ``call_id``) lose or mask their text columns."""
+    if type(state) is dict:  # exactly: a Counter of model names stays a Counter
+        out = {k: scrub_state(v, profile) for k, v in state.items()}
+        if "call_id" in state:
+            for c in TEXT_COLUMNS["calls"]:
+                if c in out:
+                    out[c] = text(out[c], profile)
+        return out
+    if type(state) is list:
+        return [scrub_state(v, profile) for v in state]
+    if type(state) is tuple:
+        return tuple(scrub_state(v, profile) for v in state)
+    return state
+
+
+def _document(text: str, profile: str) -> str:
+    doc = orjson.loads(text)
+    privacy = doc.get("privacy") if isinstance(doc.get("privacy"), dict) else {}
+    if profile != "full" and privacy.get("profile") == "full":
+        doc = _without_ext(doc)
+        doc["privacy"] = {"profile": "metadata_only", "note": "ext removed on import: a metadata_only store"}
+    return orjson.dumps(_masked(doc), option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _without_ext(value):
+    if isinstance(value, dict):
+        return {k: _without_ext(v) for k, v in value.items() if k != "ext"}
+    if isinstance(value, list):
+        return [_without_ext(v) for v in value]
+    return value
+
+
+def _masked(value):
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return mask(value) if isinstance(value, str) else value

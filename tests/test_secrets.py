@@ -1,0 +1,91 @@
+"""ingest.secrets.mask: credential-shaped tokens are replaced, everything else passes untouched."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.secrets import RULES, mask
+
+# Fake credentials, assembled so that no scanner mistakes this file for a leak.
+OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
+OPENAI_LEGACY = "sk-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8L9z0X1c2V3b4"
+ANTHROPIC = "sk-ant-" + "api03-Zq8Xw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7A"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+SLACK = "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+GOOGLE = "AIza" + "SyD4f6Gh8Jk0Lm2Np4Qr6St8Uv0Wx2Yz4Ab6"
+JWT = "eyJ" + "hbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+STRIPE = "sk_live_" + "51H8xYzAbCdEfGhIjKlMnOp"
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
+NPM = "npm_" + "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8"
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1b2c3\nq8w7e6r5\n-----END RSA PRIVATE KEY-----"
+
+POSITIVES = [
+    (f"export OPENAI_API_KEY={OPENAI}", "export OPENAI_API_KEY=[REDACTED:openai]"),
+    (f"OPENAI_API_KEY={OPENAI_LEGACY} codex exec x", "OPENAI_API_KEY=[REDACTED:openai] codex exec x"),
+    (f"ANTHROPIC_API_KEY='{ANTHROPIC}' claude -p hi", "ANTHROPIC_API_KEY='[REDACTED:anthropic]' claude -p hi"),
+    (f"git clone https://{GITHUB}@github.com/o/r", "git clone https://[REDACTED:github]@github.com/o/r"),
+    (f"gh auth login --with-token <<< {GITHUB_PAT}", "gh auth login --with-token <<< [REDACTED:github]"),
+    (f"aws_access_key_id = {AWS}", "aws_access_key_id = [REDACTED:aws]"),
+    (f"curl -d token={SLACK} https://slack.com/api", "curl -d token=[REDACTED:slack] https://slack.com/api"),
+    (f"https://maps.googleapis.com/x?key={GOOGLE}", "https://maps.googleapis.com/x?key=[REDACTED:google]"),
+    (f"jwt: {JWT}", "jwt: [REDACTED:jwt]"),
+    (f"key.pem:\n{PEM}\nnext line", "key.pem:\n[REDACTED:private_key]\nnext line"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "[REDACTED:private_key]"),  # cut off: all of it
+    ('curl -H "Authorization: Bearer abc123def456ghi789jkl" x',
+     'curl -H "Authorization: Bearer [REDACTED:bearer]" x'),
+    ("curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' x", "curl -H 'Authorization: Basic [REDACTED:basic]' x"),
+    ("mysql -u root --password=hunter22 db", "mysql -u root --password=[REDACTED:password] db"),
+    ("psql --password s3cretpw", "psql --password [REDACTED:password]"),
+    ('{"password": "correct horse"}', '{"password": "[REDACTED:password]"}'),
+    ("DB_PASSWORD=Tr0ub4dor3 ./run", "DB_PASSWORD=[REDACTED:password] ./run"),
+    (f"stripe.api_key = '{STRIPE}'", "stripe.api_key = '[REDACTED:stripe]'"),
+    (f"huggingface-cli login --token {HF}", "huggingface-cli login --token [REDACTED:huggingface]"),
+    (f"//registry.npmjs.org/:_authToken={NPM}", "//registry.npmjs.org/:_authToken=[REDACTED:npm]"),
+    ("api_key=4f9c2e1b7a8d3f60", "api_key=[REDACTED:secret]"),
+    ("GITLAB_TOKEN=glpat-x1y2z3w4v5u6t7s8", "GITLAB_TOKEN=[REDACTED:secret]"),
+    ("client_secret: 9a8b7c6d5e4f3a2b1c0d", "client_secret: [REDACTED:secret]"),
+    ("--auth-token abcdefgh12345678", "--auth-token [REDACTED:secret]"),
+    ("access_token=aBcDeFgHiJkLmNoPqRsTuV", "access_token=[REDACTED:secret]"),  # 16+ letters, no digit
+]
+
+NEGATIVES = [
+    "fix the failing tests in src/auth and run pytest -q",
+    "git show 9fceb02d0ae598e95dc970b74767f19372d61af8",  # a commit SHA
+    "session 019b036b-c520-7c3e-9a41-5be0d7f2c816 resumed",  # a uuid
+    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "max_tokens=4096 and output_tokens: 12345678",
+    "token = get_token()",  # a call, not a value
+    "GITHUB_TOKEN=$GITHUB_TOKEN gh pr create",  # a variable, not a value
+    "password: ${{ secrets.DB_PASSWORD }}",
+    "Change your password before lunch; the token: required",
+    "python -m task-runner --sk-learn",
+    "desk-0123456789abcdefghij is a desk id",  # `sk-` inside a word
+    "Bearer tokens are short-lived",
+    "use the tokenizer=bert-base-uncased",
+    "ask-anything-about-the-repo-with-codex-2025",
+    "the AKIA prefix marks AWS access key ids",
+    "",
+]
+
+
+@pytest.mark.parametrize(("text", "want"), POSITIVES, ids=[w.split("[REDACTED:")[1].split("]")[0] for _, w in POSITIVES])
+def test_secrets_are_masked(text, want):
+    assert mask(text) == want
+    assert mask(want) == want  # idempotent: masking an export of a masked store changes nothing
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_ordinary_text_is_untouched(text):
+    assert mask(text) == text
+
+
+def test_none_stays_none():
+    assert mask(None) is None
+
+
+def test_every_rule_has_a_positive_case():
+    kinds = {kind for kind, _ in RULES}
+    masked = {w.split("[REDACTED:")[1].split("]")[0] for _, w in POSITIVES}
+    assert kinds == masked
