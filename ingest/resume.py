@@ -36,6 +36,7 @@ Decode = Callable[[bytes, int, Diagnostics], "dict | None"]
 MIN_BYTES = int(os.environ.get("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", str(1 << 20)))
 SEAM = 4096  # bytes hashed at the head of the file and just before the offset
 _READ = 1 << 20
+_TAIL = 1 << 16  # steps of the backward search for the last newline (lines are mostly short)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,8 @@ def parse(
     with fh:
         try:
             size = os.fstat(fh.fileno()).st_size
-            complete = _complete_end(fh, size)
+            # A small file keeps no checkpoint: no need to look for where one would go.
+            complete = _complete_end(fh, size) if size >= MIN_BYTES or checkpoint is not None else size
             start, line, parser = 0, 0, None
             if checkpoint is not None and checkpoint.offset <= complete and _same_bytes(fh, checkpoint):
                 try:
@@ -142,7 +144,7 @@ def _complete_end(fh: io.BufferedReader, size: int) -> int:
     """Offset just past the last newline: where a checkpoint may be taken."""
     pos = size
     while pos > 0:
-        step = min(_READ, pos)
+        step = min(_TAIL, pos)
         fh.seek(pos - step)
         chunk = fh.read(step)
         k = chunk.rfind(b"\n")
