@@ -78,20 +78,14 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
         "path", pl.col("session_id").alias("dst"), pl.col("call_id").alias("dst_call_id"),
         pl.col("ts").alias("ts"), pl.col("tier").alias("dst_tier"),
     ).with_row_index("read_no")
-    pairs = (
-        reads.join(writes, on="path", how="inner")
-        .filter((pl.col("src") != pl.col("dst")) & (pl.col("wts") < pl.col("ts")))
-        .sort("wts")
-        .group_by("read_no", maintain_order=True)
-        .last()
-    )
+    pairs = _latest_other_write(reads, writes)
     edges = (
         pairs.with_columns(
             tier=weakest("src_tier", "dst_tier"),
             lag_s=(pl.col("ts") - pl.col("wts")).dt.total_microseconds() / 1_000_000,
         )
         .with_columns(r=rank("tier"))
-        .sort("r", "ts")
+        .sort("r", "ts", "read_no")  # ties: the earlier read (file order)
         .group_by("path", "version", "dst", maintain_order=True)
         .first()
         .with_columns(
@@ -115,6 +109,35 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
     )
     return PassResult(
         conform(edges.drop("r", "read_no", "wts", "how"), EDGES), diags, {"artifacts": _versions(writes, pairs)}
+    )
+
+
+def _latest_other_write(reads: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFrame:
+    """Each read with the latest write of its path strictly before it by another session.
+
+    An as-of join, not a join of every read with every write of the path (quadratic on a file
+    that thousands of sessions read and hundreds wrote): the latest earlier write is found, and
+    when the reader wrote it itself, the last write before that run of its own writes is taken
+    instead (the writes in between are all the reader's)."""
+    w = writes.sort("path", "wts", maintain_order=True).with_columns(
+        run=(pl.col("src") != pl.col("src").shift(1).over("path")).fill_null(True).cast(pl.Int32).cum_sum()
+    )
+    # The last write of each run of one session's writes, and the run before each run's.
+    last_of_run = w.group_by("run", maintain_order=True).last().select("run", "version")
+    w = w.join(last_of_run.with_columns(run=pl.col("run") + 1).rename({"version": "prev_other"}),
+               on="run", how="left", maintain_order="left")
+    w = w.with_columns(prev_other=pl.when(pl.col("run") == pl.col("run").min().over("path"))
+                       .then(None).otherwise(pl.col("prev_other")))
+    latest = reads.sort("path", "ts").join_asof(
+        w.select("path", "wts", "version", "src", "prev_other"), left_on="ts", right_on="wts", by="path",
+        strategy="backward", allow_exact_matches=False, check_sortedness=False,  # both sorted above
+    )
+    picked = pl.when(pl.col("src") != pl.col("dst")).then(pl.col("version")).otherwise(pl.col("prev_other"))
+    chosen = latest.select("read_no", version=picked).filter(pl.col("version").is_not_null())
+    return (
+        reads.join(chosen, on="read_no", how="inner")
+        .join(writes, on=["path", "version"], how="inner")
+        .sort("read_no")
     )
 
 
