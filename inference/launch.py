@@ -21,6 +21,7 @@ from inference.nodes import nodes
 NAME = "launch"
 SLACK = timedelta(seconds=5)  # log flush and clock skew between two processes on one machine
 BACKGROUND_WINDOW = timedelta(minutes=30)
+BUCKET = timedelta(minutes=10)  # time buckets of the same-cwd join (any width gives the same pairs)
 # Entry points a print-mode run writes (harness-log-formats.md 1.8, 2.6): they corroborate.
 PRINT_MARKERS = {"codex": ("exec",), "claude-code": ("sdk-cli",)}
 # Entry points of interactive sessions: never the child of a print-mode call.
@@ -89,12 +90,21 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     same_cwd = pl.col("child_cwd") == pl.col("launch_cwd").str.strip_chars_end("/")
     in_window = (pl.col("child_start") <= window_end) & same_cwd
 
-    # Only two kinds of pair can match: same harness and cwd, or a child whose id the call printed.
-    # Joining on those keys (not on the harness alone) keeps this linear in the number of launches.
+    # Only two kinds of pair can match: same harness and cwd with the child starting inside the
+    # call's window, or a child whose id the call printed. The first is joined on harness, cwd and
+    # a time bucket the window covers, so a repository launched from thousands of times still
+    # pairs each launch only with the sessions that started near it.
     live = table.filter(~pl.col("resume")).with_row_index("launch_no")
-    by_cwd = live.with_columns(key_cwd=pl.col("launch_cwd").str.strip_chars_end("/")).join(
-        children, left_on=["target", "key_cwd"], right_on=["target", "child_cwd"], how="inner", coalesce=False
-    ).drop("key_cwd", "target_right")
+    bucket_s = int(BUCKET.total_seconds())
+    by_cwd = live.with_columns(
+        key_cwd=pl.col("launch_cwd").str.strip_chars_end("/"),
+        bucket=pl.int_ranges(pl.col("call_start").dt.epoch("s") // bucket_s,
+                             window_end.dt.epoch("s") // bucket_s + 1),
+    ).explode("bucket").join(
+        children.with_columns(bucket=pl.col("child_start").dt.epoch("s") // bucket_s),
+        left_on=["target", "key_cwd", "bucket"], right_on=["target", "child_cwd", "bucket"], how="inner",
+        coalesce=False,
+    ).drop("key_cwd", "target_right", "bucket", "bucket_right")
     by_out = live.with_columns(out_id=pl.col("output_ids")).explode("out_id").join(
         children, left_on=["target", "out_id"], right_on=["target", "child_native"], how="inner", coalesce=False
     ).drop("out_id", "target_right")

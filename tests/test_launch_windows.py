@@ -1,0 +1,56 @@
+"""The launch pass pairs same-cwd sessions through time buckets: whatever buckets a call's window
+spans, a child inside the window is found and one outside it is not; and a repository launched
+from thousands of times pairs each launch with its own child only."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ingest.frames import Frames
+from inference.edges import Inferred
+from inference.launch import BUCKET, SLACK, launch
+
+T0 = datetime(2026, 3, 1, 9, 0, 7, tzinfo=UTC)
+
+
+def _frames(calls: list[tuple[timedelta, timedelta | None]], child_starts: list[timedelta]) -> Frames:
+    sessions = [{"session_id": "claude-code:p", "harness": "claude-code", "native_id": "p", "session_kind": "main",
+                 "cwd": "/repo", "started_at": T0, "source_path": "p", "entrypoint": "cli"}]
+    launches, rows = [], []
+    for k, (start, length) in enumerate(calls):
+        rows.append({"session_id": "claude-code:p", "call_id": f"k{k}", "tool": "Bash", "kind": "shell",
+                     "started_at": T0 + start, "ended_at": None if length is None else T0 + start + length,
+                     "cwd": "/repo", "source_path": "p", "line": k, "output_ids": []})
+        launches.append({"session_id": "claude-code:p", "call_id": f"k{k}", "segment": 0, "ts": T0 + start,
+                         "harness": "codex", "print_mode": True, "resume": False, "background": False,
+                         "looped": False, "cwd": "/repo", "source_path": "p", "line": k, "review": False})
+    for i, start in enumerate(child_starts):
+        sessions.append({"session_id": f"codex:x{i}", "harness": "codex", "native_id": f"x{i}", "session_kind": "main",
+                         "cwd": "/repo", "started_at": T0 + start, "source_path": f"x{i}", "entrypoint": "exec"})
+    return Frames.from_rows(sessions=sessions, calls=rows, launches=launches)
+
+
+@pytest.mark.parametrize("length_buckets", [0.01, 1, 3.5, 12])
+def test_a_child_anywhere_in_a_long_window_is_found(length_buckets):
+    length = BUCKET * length_buckets
+    inside = _frames([(timedelta(0), length)], [length + SLACK - timedelta(seconds=1)])
+    outside = _frames([(timedelta(0), length)], [length + SLACK + timedelta(seconds=1)])
+    assert launch(inside, Inferred()).edges["dst"].to_list() == ["codex:x0"]
+    assert launch(outside, Inferred()).edges.height == 0
+
+
+def test_an_unanswered_call_waits_the_background_window():
+    frames = _frames([(timedelta(0), None)], [timedelta(minutes=29)])
+    assert launch(frames, Inferred()).edges["dst"].to_list() == ["codex:x0"]
+
+
+def test_thousands_of_launches_in_one_repository_pair_one_to_one():
+    n = 3000
+    calls = [(timedelta(minutes=7 * k), timedelta(minutes=1)) for k in range(n)]
+    children = [timedelta(minutes=7 * k, seconds=3) for k in range(n)]
+    edges = launch(_frames(calls, children), Inferred()).edges
+    assert edges.height == n
+    assert sorted(zip(edges["src_call_id"], edges["dst"], strict=True)) == sorted(
+        (f"k{k}", f"codex:x{k}") for k in range(n))
