@@ -155,13 +155,20 @@ class Store:
     # -- schema ------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
+        # A store of another schema version is refused before anything is created in it.
+        version = self._schema_version()
+        if version is not None and version != SCHEMA_VERSION:
+            raise SessiongraphError(
+                f"store {self.path} has schema version {version}, this sessiongraph writes "
+                f"{SCHEMA_VERSION}; ingest into a new --db file",
+                path=str(self.path),
+            )
         # One transaction: a process killed while creating a store leaves no half-made schema.
         self.con.execute("BEGIN TRANSACTION")
         try:
             self.con.execute(_sql("schema.sql"))
             for view in _view_sql():
                 self.con.execute(view)
-            version = self._schema_version()
             if version is None:
                 self.con.execute(
                     "INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
@@ -170,12 +177,6 @@ class Store:
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
-        if version is not None and version != SCHEMA_VERSION:
-            raise SessiongraphError(
-                f"store {self.path} has schema version {version}, this sessiongraph writes "
-                f"{SCHEMA_VERSION}; ingest into a new --db file",
-                path=str(self.path),
-            )
 
     def _schema_version(self) -> str | None:
         try:

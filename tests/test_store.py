@@ -81,3 +81,22 @@ def test_summary_is_json_serialisable(tmp_path):
     assert data["sessions_by_harness"] == {
         "claude-code": 29, "codex": 16, "gemini-cli": 2, "ocp": 2, "omp": 9, "opencode": 6, "pi": 3, "prickle": 11,
     }
+
+
+def test_a_store_of_another_schema_version_is_refused_untouched(tmp_path):
+    import duckdb
+    import pytest
+
+    from sessiongraph.errors import SessiongraphError
+
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE sessiongraph_meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO sessiongraph_meta VALUES ('schema_version', '1')")
+    con.close()
+    with pytest.raises(SessiongraphError, match="schema version 1"):
+        ingest([str(SAMPLES / "codex")], db=str(db), workers=1)
+    con = duckdb.connect(str(db), read_only=True)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert tables == {"sessiongraph_meta"}  # nothing was created in it
