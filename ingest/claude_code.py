@@ -323,19 +323,15 @@ class _Parser:
               "sidechain_root", "continued_from")
 
     def state(self) -> dict:
-        out = {k: getattr(self, k) for k in self._STATE}
+        out = resume.save_fields(self, self._STATE)
         # fields() not asdict(): asdict would rebuild the Counter from (model, n) pairs.
         out["sessions"] = [{f.name: getattr(s, f.name) for f in fields(s)} for s in self.sessions.values()]
-        out["diagnostics"] = self.diags.rows
         return out
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Parser:
-        parser = cls(path)
-        for k in cls._STATE:
-            setattr(parser, k, state[k])
+        parser = resume.load_fields(cls(path), cls._STATE, state)
         parser.sessions = {d["key"]: _Session(**d) for d in state["sessions"]}
-        parser.diags.rows = state["diagnostics"]
         return parser
 
     # -- reading -----------------------------------------------------------------------------

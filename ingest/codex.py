@@ -276,17 +276,11 @@ class _Rollout:
               "outputs", "ends", "events", "usage", "max_total", "prev")
 
     def state(self) -> dict:
-        out = {k: getattr(self, k) for k in self._STATE}
-        out["diagnostics"] = self.diags.rows
-        return out
+        return resume.save_fields(self, self._STATE)
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Rollout:
-        rollout = cls(path)
-        for k in cls._STATE:
-            setattr(rollout, k, state[k])
-        rollout.diags.rows = state["diagnostics"]
-        return rollout
+        return resume.load_fields(cls(path), cls._STATE, state)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -170,6 +170,19 @@ def _same_bytes(fh: io.BufferedReader, cp: Checkpoint) -> bool:
 
 # -- state serialisation ---------------------------------------------------------------------
 
+
+def save_fields(parser: Parser, names: tuple[str, ...]) -> dict:
+    """A parser's state: the named attributes and its diagnostics rows so far."""
+    return {**{k: getattr(parser, k) for k in names}, "diagnostics": parser.diags.rows}
+
+
+def load_fields(parser: Parser, names: tuple[str, ...], state: dict) -> Parser:
+    """The inverse of :func:`save_fields`, onto a fresh parser."""
+    for k in names:
+        setattr(parser, k, state[k])
+    parser.diags.rows = state["diagnostics"]
+    return parser
+
 # Everything a parser state may hold besides dicts, lists, tuples, strings and numbers.
 _ALLOWED = {
     ("datetime", "datetime"), ("datetime", "timezone"), ("datetime", "timedelta"),
