@@ -144,8 +144,8 @@ def ingest(
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
-    Files unchanged since the last ingest (same size and mtime) are not read again; a changed
-    file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
+    Files unchanged since the last ingest (same size and mtime) are not opened; a grown
+    transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
     ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
     another profile is read again.
