@@ -75,16 +75,17 @@ def _document(text: str, profile: str) -> str:
     doc = orjson.loads(text)
     privacy = doc.get("privacy") if isinstance(doc.get("privacy"), dict) else {}
     if profile != "full" and privacy.get("profile") == "full":
-        doc = _without_ext(doc)
+        doc = without_ext(doc)
         doc["privacy"] = {"profile": "metadata_only", "note": "ext removed on import: a metadata_only store"}
     return orjson.dumps(_masked(doc), option=orjson.OPT_SORT_KEYS).decode()
 
 
-def _without_ext(value):
+def without_ext(value):
+    """A JSON value with every ``ext`` member removed, at any depth (OCP keeps text only there)."""
     if isinstance(value, dict):
-        return {k: _without_ext(v) for k, v in value.items() if k != "ext"}
+        return {k: without_ext(v) for k, v in value.items() if k != "ext"}
     if isinstance(value, list):
-        return [_without_ext(v) for v in value]
+        return [without_ext(v) for v in value]
     return value
 
 

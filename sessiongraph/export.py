@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
+from ingest.privacy import without_ext
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ocp_bundle import bundles, chosen_runs
 from sessiongraph.ocp_writer import _hash, document
@@ -100,14 +101,6 @@ def restrict(doc: dict, privacy: str) -> dict:
     live) and says so in its profile."""
     if privacy == "full" or doc.get("privacy", {}).get("profile") == "metadata_only":
         return doc
-
-    def strip(value):
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "ext"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    out = strip(doc)
+    out = without_ext(doc)
     out["privacy"] = {"profile": "metadata_only"}
     return out
