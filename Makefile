@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo/sessiongraph.duckdb
 
-.PHONY: install demo test fuzz bench clean
+.PHONY: install demo test lint fuzz bench clean
 
 $(BIN)/sessiongraph: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +22,17 @@ demo: install
 	@$(BIN)/sessiongraph query --file sql/queries/tokens_by_model.sql --db $(DEMO_DB)
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/pytest -q
+
+# ruff (lint and format check), configured in pyproject.toml.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # The fuzz properties of tests/test_fuzz.py with many more cases (FUZZ_EXAMPLES per sample file).
 FUZZ_EXAMPLES ?= 1000
 fuzz: install
-	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py
+	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/test_fuzz.py
 
 # benchmarks/run.py on a generated corpus of BENCH_MB MB (benchmarks/README.md); BENCH_ARGS adds
 # flags, e.g. BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.

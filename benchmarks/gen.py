@@ -64,14 +64,21 @@ SUBAGENT_MODEL = "claude-haiku-4-5-20251001"
 CODEX_EXEC = ("codex_exec", "exec", "0.77.0", "gpt-5.1-codex-max")  # originator, source, version, model
 CODEX_TUI = ("codex-tui", "cli", "0.125.0", "gpt-5.5")
 # Commands that start nothing and touch no file the shell parser could name.
-BASH_COMMANDS = ("npm test", "git status --short", "pytest -q", "make lint", "git log --oneline -20",
-                 "cargo build --release")
+BASH_COMMANDS = (
+    "npm test",
+    "git status --short",
+    "pytest -q",
+    "make lint",
+    "git log --oneline -20",
+    "cargo build --release",
+)
 CODEX_COMMANDS = ("cargo test -q", "npm test --silent", "git status --short", "git diff --stat")
 TIER_RANK = {"verified": 0, "heuristic": 1, "reported": 2}
 _PREFIXES: list[str] = []  # "     1→" ... (Claude's `cat -n` line prefixes), grown on demand
 
 
 # -- ids, times, text ------------------------------------------------------------------------
+
 
 def uuid4(rng: random.Random) -> str:
     h = f"{rng.getrandbits(128):032x}"
@@ -146,6 +153,7 @@ class Text:
 
 
 # -- the plan: what a correct ingest must find -----------------------------------------------
+
 
 @dataclass
 class Plan:
@@ -222,6 +230,7 @@ def simulate_artifacts(events: list[tuple]) -> tuple[dict[str, int], dict[str, i
 
 
 # -- writing files ---------------------------------------------------------------------------
+
 
 class Sink:
     """One output file, written record by record (never the whole file in memory)."""
@@ -304,6 +313,7 @@ class Gen:
 
 # -- Claude Code -----------------------------------------------------------------------------
 
+
 @dataclass
 class Call:
     id: str
@@ -313,8 +323,19 @@ class Call:
 class Claude:
     """One Claude Code record stream: a transcript, a subagent file or an inline sidechain."""
 
-    def __init__(self, g: Gen, proj: Project, sink: Sink, sid: str, layout: str, *, agent_id: str | None = None,
-                 sidechain: bool = False, entrypoint: str | None = None, model: str | None = None):
+    def __init__(
+        self,
+        g: Gen,
+        proj: Project,
+        sink: Sink,
+        sid: str,
+        layout: str,
+        *,
+        agent_id: str | None = None,
+        sidechain: bool = False,
+        entrypoint: str | None = None,
+        model: str | None = None,
+    ):
         self.g, self.proj, self.sink, self.sid, self.layout = g, proj, sink, sid, layout
         self.version = VERSION[layout]
         self.new = self.version.startswith("2.1")
@@ -378,8 +399,10 @@ class Claude:
             "input_tokens": rng.randint(3, 12),
             "cache_creation_input_tokens": created,
             "cache_read_input_tokens": self.context,
-            "cache_creation": {"ephemeral_5m_input_tokens": 0 if self.new else created,
-                               "ephemeral_1h_input_tokens": created if self.new else 0},
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": 0 if self.new else created,
+                "ephemeral_1h_input_tokens": created if self.new else 0,
+            },
             "output_tokens": out,
             "service_tier": "standard",
         }
@@ -395,9 +418,16 @@ class Claude:
         u = ""
         for i, block in enumerate(blocks):
             last = i == len(blocks) - 1
-            message = {"model": self.model, "id": msg_id, "type": "message", "role": "assistant",
-                       "content": [block], "stop_reason": stop if last else None, "stop_sequence": None,
-                       "usage": usage}
+            message = {
+                "model": self.model,
+                "id": msg_id,
+                "type": "message",
+                "role": "assistant",
+                "content": [block],
+                "stop_reason": stop if last else None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
             u = self._put("assistant", {"message": message, "requestId": req})
         return u
 
@@ -428,22 +458,38 @@ class Claude:
     def progress(self, call: Call, agent_id: str, prompt: str) -> None:
         """2.1.39-era parents log the child's first message as agent_progress."""
         self.tick(1, 20)
-        msg = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
-               "uuid": uuid4(self.g.rng), "timestamp": iso(self.proj.clock)}
-        data = {"message": msg, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
-                "agentId": agent_id}
-        self._put("progress", {"data": data, "toolUseID": f"agent_msg_{b62(self.g.rng, 24)}",
-                               "parentToolUseID": call.id})
+        msg = {
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
+            "uuid": uuid4(self.g.rng),
+            "timestamp": iso(self.proj.clock),
+        }
+        data = {
+            "message": msg,
+            "normalizedMessages": [],
+            "type": "agent_progress",
+            "prompt": prompt,
+            "agentId": agent_id,
+        }
+        self._put(
+            "progress", {"data": data, "toolUseID": f"agent_msg_{b62(self.g.rng, 24)}", "parentToolUseID": call.id}
+        )
 
 
 # Claude tool steps: each writes one call and its result, and records the file events.
+
 
 def read_file(g: Gen, w: Claude, rel: str) -> None:
     path = f"{w.proj.cwd}/{rel}"
     call = w.call("Read", {"file_path": path})
     lines = g.text.lines(g.rng, g.body_size())
-    file = {"filePath": path, "content": "".join(lines), "numLines": len(lines), "startLine": 1,
-            "totalLines": len(lines)}
+    file = {
+        "filePath": path,
+        "content": "".join(lines),
+        "numLines": len(lines),
+        "startLine": 1,
+        "totalLines": len(lines),
+    }
     ts = w.result(call, numbered(lines), {"type": "text", "file": file})
     g.plan.event(path, ts, w.session_id, "read")
 
@@ -454,8 +500,13 @@ def write_file(g: Gen, w: Claude, rel: str) -> None:
     call = w.call("Write", {"file_path": path, "content": content}, note=f"Writing {rel}.")
     update = path in w.proj.written
     original = "".join(g.text.lines(g.rng, 2000)) if update else None
-    sidecar = {"type": "update" if update else "create", "filePath": path, "content": content,
-               "structuredPatch": [], "originalFile": original}
+    sidecar = {
+        "type": "update" if update else "create",
+        "filePath": path,
+        "content": content,
+        "structuredPatch": [],
+        "originalFile": original,
+    }
     text = f"The file {path} has been updated." if update else f"File created successfully at: {path}"
     ts = w.result(call, text, sidecar)
     w.proj.written.add(path)
@@ -469,12 +520,21 @@ def edit_file(g: Gen, w: Claude, rel: str) -> None:
     old = lines[k].rstrip("\n") or "pass"
     new = f"{old}  # {Text.sentence(g.rng, 4).lower()}"
     call = w.call("Edit", {"file_path": path, "old_string": old, "new_string": new, "replace_all": False})
-    snippet = lines[max(0, k - 3):k + 4]
-    content = (f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of "
-               f"the edited file:\n{numbered(snippet)}")
+    snippet = lines[max(0, k - 3) : k + 4]
+    content = (
+        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of "
+        f"the edited file:\n{numbered(snippet)}"
+    )
     patch = [{"oldStart": k + 1, "oldLines": 1, "newStart": k + 1, "newLines": 1, "lines": [f"-{old}", f"+{new}"]}]
-    sidecar = {"filePath": path, "oldString": old, "newString": new, "originalFile": "".join(lines),
-               "structuredPatch": patch, "userModified": False, "replaceAll": False}
+    sidecar = {
+        "filePath": path,
+        "oldString": old,
+        "newString": new,
+        "originalFile": "".join(lines),
+        "structuredPatch": patch,
+        "userModified": False,
+        "replaceAll": False,
+    }
     ts = w.result(call, content, sidecar)
     w.proj.written.add(path)
     g.plan.event(path, ts, w.session_id, "write")
@@ -489,11 +549,16 @@ def bash(g: Gen, w: Claude) -> None:
 
 
 def todo(g: Gen, w: Claude) -> None:
-    todos = [{"content": Text.sentence(g.rng, 5), "status": "pending", "activeForm": Text.sentence(g.rng, 4)}
-             for _ in range(g.rng.randint(2, 5))]
+    todos = [
+        {"content": Text.sentence(g.rng, 5), "status": "pending", "activeForm": Text.sentence(g.rng, 4)}
+        for _ in range(g.rng.randint(2, 5))
+    ]
     call = w.call("TodoWrite", {"todos": todos})
-    w.result(call, "Todos have been modified successfully. Ensure that you continue to use the todo list.",
-             {"oldTodos": [], "newTodos": todos})
+    w.result(
+        call,
+        "Todos have been modified successfully. Ensure that you continue to use the todo list.",
+        {"oldTodos": [], "newTodos": todos},
+    )
 
 
 def spawn(g: Gen, w: Claude, depth: int = 1) -> None:
@@ -501,9 +566,12 @@ def spawn(g: Gen, w: Claude, depth: int = 1) -> None:
     rng, proj, layout = g.rng, w.proj, w.layout
     prompt = f"{Text.sentence(rng, 14)} in {proj.cwd}"
     desc, stype = Text.sentence(rng, 3), rng.choice(("general-purpose", "Explore", "Plan"))
-    call = w.call("Agent" if layout == "meta" else "Task", {"description": desc, "prompt": prompt, "subagent_type": stype})
-    child = open_child(g, w, call, {"agentType": stype, "description": desc, "toolUseId": call.id, "spawnDepth": depth},
-                       prompt)
+    call = w.call(
+        "Agent" if layout == "meta" else "Task", {"description": desc, "prompt": prompt, "subagent_type": stype}
+    )
+    child = open_child(
+        g, w, call, {"agentType": stype, "description": desc, "toolUseId": call.id, "spawnDepth": depth}, prompt
+    )
     aid = child.agent_id
     child_body(g, child, prompt, depth)
     if not child.inline:
@@ -511,13 +579,23 @@ def spawn(g: Gen, w: Claude, depth: int = 1) -> None:
     g.plan.session("claude-code", f"claude subagent {layout}" + (" depth2" if depth > 1 else ""))
     g.plan.spawns += 1
     summary = [{"type": "text", "text": Text.sentence(rng, 20)}]
-    content = summary + ([{"type": "text", "text": f"agentId: {aid} (for resuming to continue this agent's work "
-                                                   "if needed)"}] if aid else [])
+    content = summary + (
+        [{"type": "text", "text": f"agentId: {aid} (for resuming to continue this agent's work if needed)"}]
+        if aid
+        else []
+    )
     sidecar = None
     if not w.sidechain:  # nested results in a subagent's own file carry only the text tail
-        sidecar = {"status": "completed", "prompt": prompt, **({"agentId": aid} if aid else {}), "content": summary,
-                   "totalDurationMs": rng.randint(3000, 90_000), "totalTokens": rng.randint(5000, 60_000),
-                   "totalToolUseCount": child.calls, "usage": child.usage(rng.randint(40, 400))}
+        sidecar = {
+            "status": "completed",
+            "prompt": prompt,
+            **({"agentId": aid} if aid else {}),
+            "content": summary,
+            "totalDurationMs": rng.randint(3000, 90_000),
+            "totalTokens": rng.randint(5000, 60_000),
+            "totalToolUseCount": child.calls,
+            "usage": child.usage(rng.randint(40, 400)),
+        }
     w.result(call, content, sidecar, 50, 900)
 
 
@@ -537,8 +615,16 @@ def open_child(g: Gen, w: Claude, call: Call, meta: dict, prompt: str) -> Claude
             if meta["spawnDepth"] > 1:
                 meta["parentAgentId"] = w.agent_id
             g.write_json(f"{folder}/agent-{aid}.meta.json", meta)
-        child = Claude(g, proj, g.sink(f"{folder}/agent-{aid}.jsonl"), w.sid, layout, agent_id=aid, sidechain=True,
-                       model=SUBAGENT_MODEL)
+        child = Claude(
+            g,
+            proj,
+            g.sink(f"{folder}/agent-{aid}.jsonl"),
+            w.sid,
+            layout,
+            agent_id=aid,
+            sidechain=True,
+            model=SUBAGENT_MODEL,
+        )
     child.slug = w.slug  # subagent records carry the parent's slug
     return child
 
@@ -584,8 +670,10 @@ def compaction(g: Gen, w: Claude) -> None:
     rel = f".claude/projects/{w.proj.key}/{w.sid}/subagents/agent-{aid}.jsonl"
     c = Claude(g, w.proj, g.sink(rel), w.sid, w.layout, agent_id=aid, sidechain=True, model=w.model)
     c.context = w.context
-    c.prompt("Your task is to create a detailed summary of the conversation so far, paying close attention "
-             "to the user's explicit requests and your previous actions.")
+    c.prompt(
+        "Your task is to create a detailed summary of the conversation so far, paying close attention "
+        "to the user's explicit requests and your previous actions."
+    )
     c.say("".join(g.text.lines(g.rng, g.rng.randint(2000, 8000))))
     g.close(c.sink)
     g.plan.session("claude-code", "claude compaction")
@@ -611,15 +699,28 @@ def launch_codex(g: Gen, w: Claude, variant: str | None = None) -> None:
     w.tick(300, 3000)
     tid, final = codex_session(g, proj, CODEX_TUI if variant == "interactive" else CODEX_EXEC, prompt, launched=True)
     if variant == "banner":
-        out = (f"OpenAI Codex v{CODEX_EXEC[2]} (research preview)\n--------\nworkdir: {proj.cwd}\nmodel: "
-               f"{CODEX_EXEC[3]}\nprovider: openai\napproval: never\nsandbox: read-only\nsession id: {tid}\n"
-               f"--------\nuser\n{prompt}\n\ncodex\n{final}\ntokens used\n{rng.randint(2000, 90_000):,}\n")
+        out = (
+            f"OpenAI Codex v{CODEX_EXEC[2]} (research preview)\n--------\nworkdir: {proj.cwd}\nmodel: "
+            f"{CODEX_EXEC[3]}\nprovider: openai\napproval: never\nsandbox: read-only\nsession id: {tid}\n"
+            f"--------\nuser\n{prompt}\n\ncodex\n{final}\ntokens used\n{rng.randint(2000, 90_000):,}\n"
+        )
     elif variant == "json":
-        out = "\n".join(orjson.dumps(x).decode() for x in (
-            {"type": "thread.started", "thread_id": tid}, {"type": "turn.started"},
-            {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": final}},
-            {"type": "turn.completed", "usage": {"input_tokens": rng.randint(5000, 50_000), "cached_input_tokens": 0,
-                                                 "output_tokens": rng.randint(50, 900)}}))
+        out = "\n".join(
+            orjson.dumps(x).decode()
+            for x in (
+                {"type": "thread.started", "thread_id": tid},
+                {"type": "turn.started"},
+                {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": final}},
+                {
+                    "type": "turn.completed",
+                    "usage": {
+                        "input_tokens": rng.randint(5000, 50_000),
+                        "cached_input_tokens": 0,
+                        "output_tokens": rng.randint(50, 900),
+                    },
+                },
+            )
+        )
     else:
         out = final
     g.plan.launches["verified" if variant in ("banner", "json") else "heuristic"] += 1
@@ -629,8 +730,7 @@ def launch_codex(g: Gen, w: Claude, variant: str | None = None) -> None:
     w.tick(6000, 20_000)
 
 
-STEPS = {"read_shared": 22, "read_private": 12, "write": 8, "edit": 8, "bash": 16, "todo": 4, "spawn": 7,
-         "launch": 7}
+STEPS = {"read_shared": 22, "read_private": 12, "write": 8, "edit": 8, "bash": 16, "todo": 4, "spawn": 7, "launch": 7}
 BIG_STEPS = {"read_shared": 30, "read_private": 20, "write": 12, "edit": 12, "bash": 20}
 
 
@@ -655,9 +755,18 @@ def step(g: Gen, w: Claude, kind: str) -> None:
         launch_codex(g, w, kind.partition(":")[2] or None)
 
 
-def claude_session(g: Gen, proj: Project, layout: str, *, budget: int = 0, prompt: str | None = None,
-                   entrypoint: str | None = None, first: tuple[str, ...] = (), extras: bool = False,
-                   turns: int = 0) -> str:
+def claude_session(
+    g: Gen,
+    proj: Project,
+    layout: str,
+    *,
+    budget: int = 0,
+    prompt: str | None = None,
+    entrypoint: str | None = None,
+    first: tuple[str, ...] = (),
+    extras: bool = False,
+    turns: int = 0,
+) -> str:
     """One main transcript with its children. ``budget``: write turns until the file has that
     many bytes, with no children (a big single-agent session). ``first``: steps the first turn
     starts with; ``extras``: always add the era's warm-up or compaction run; ``turns``: how many
@@ -669,9 +778,14 @@ def claude_session(g: Gen, proj: Project, layout: str, *, budget: int = 0, promp
     root = uuid4(rng)
     if layout in ("inline", "flat") and rng.random() < 0.3:
         w.flat({"type": "summary", "summary": Text.sentence(rng, 5), "leafUuid": uuid4(rng)})
-    w.flat({"type": "file-history-snapshot", "messageId": root,
+    w.flat(
+        {
+            "type": "file-history-snapshot",
+            "messageId": root,
             "snapshot": {"messageId": root, "trackedFileBackups": {}, "timestamp": iso(proj.clock)},
-            "isSnapshotUpdate": False})
+            "isSnapshotUpdate": False,
+        }
+    )
     sdk = entrypoint == "sdk-cli"
     if layout in ("inline", "flat") and not budget and not sdk and (extras or rng.random() < 0.3):
         warmup(g, w)
@@ -704,6 +818,7 @@ def claude_session(g: Gen, proj: Project, layout: str, *, budget: int = 0, promp
 
 # -- Codex CLI -------------------------------------------------------------------------------
 
+
 class Codex:
     """One rollout file: envelope lines, a turn, tool calls with their end events, token counts."""
 
@@ -720,13 +835,24 @@ class Codex:
         self.totals = [0, 0, 0, 0]  # cumulative input, cached, output, reasoning tokens
         self.turn_id = ""
         self.tick(20, 200)
-        self.put("session_meta", {
-            "id": self.tid, "timestamp": iso(start), "cwd": proj.cwd, "originator": self.originator,
-            "cli_version": self.version, "source": self.source, "model_provider": "openai",
-            "base_instructions": {"text": "You are Codex, a coding agent working in the user's repository."},
-            "git": {"commit_hash": hexid(g.rng, 40), "branch": "main",
-                    "repository_url": f"git@github.com:dev/{proj.name}.git"},
-        })
+        self.put(
+            "session_meta",
+            {
+                "id": self.tid,
+                "timestamp": iso(start),
+                "cwd": proj.cwd,
+                "originator": self.originator,
+                "cli_version": self.version,
+                "source": self.source,
+                "model_provider": "openai",
+                "base_instructions": {"text": "You are Codex, a coding agent working in the user's repository."},
+                "git": {
+                    "commit_hash": hexid(g.rng, 40),
+                    "branch": "main",
+                    "repository_url": f"git@github.com:dev/{proj.name}.git",
+                },
+            },
+        )
 
     def tick(self, lo: int, hi: int) -> int:
         self.proj.clock += self.g.rng.randint(lo, hi)
@@ -746,14 +872,40 @@ class Codex:
     def turn(self, prompt: str) -> None:
         self.turn_id = uuid7(self.g.rng, self.proj.clock)
         self.event({"type": "task_started", "turn_id": self.turn_id, "model_context_window": 272000})
-        self.item({"type": "message", "role": "developer", "content": [{"type": "input_text", "text":
-                   "<permissions instructions>\nsandbox_mode is workspace-write; approval_policy is never.\n"
-                   "</permissions instructions>"}]})
-        self.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text":
-                   f"<environment_context>\n  <cwd>{self.proj.cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>"}]})
-        ctx = {"turn_id": self.turn_id, "cwd": self.proj.cwd, "approval_policy": "never",
-               "sandbox_policy": {"type": "workspace-write", "network_access": False}, "model": self.model,
-               "effort": "medium", "summary": "auto"}
+        self.item(
+            {
+                "type": "message",
+                "role": "developer",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "<permissions instructions>\nsandbox_mode is workspace-write; approval_policy is never.\n"
+                        "</permissions instructions>",
+                    }
+                ],
+            }
+        )
+        self.item(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": f"<environment_context>\n  <cwd>{self.proj.cwd}</cwd>\n  <shell>bash</shell>\n</environment_context>",
+                    }
+                ],
+            }
+        )
+        ctx = {
+            "turn_id": self.turn_id,
+            "cwd": self.proj.cwd,
+            "approval_policy": "never",
+            "sandbox_policy": {"type": "workspace-write", "network_access": False},
+            "model": self.model,
+            "effort": "medium",
+            "summary": "auto",
+        }
         if self.source == "cli":
             ctx["timezone"] = "Etc/UTC"
         self.tick(1, 5)
@@ -768,38 +920,82 @@ class Codex:
         self.totals = [a + b for a, b in zip(self.totals, last, strict=True)]
 
         def usage(v: list[int]) -> dict:
-            return {"input_tokens": v[0], "cached_input_tokens": v[1], "output_tokens": v[2],
-                    "reasoning_output_tokens": v[3], "total_tokens": v[0] + v[2]}
+            return {
+                "input_tokens": v[0],
+                "cached_input_tokens": v[1],
+                "output_tokens": v[2],
+                "reasoning_output_tokens": v[3],
+                "total_tokens": v[0] + v[2],
+            }
 
-        self.event({"type": "token_count", "info": {"total_token_usage": usage(self.totals),
-                                                    "last_token_usage": usage(last),
-                                                    "model_context_window": 272000}, "rate_limits": None})
+        self.event(
+            {
+                "type": "token_count",
+                "info": {
+                    "total_token_usage": usage(self.totals),
+                    "last_token_usage": usage(last),
+                    "model_context_window": 272000,
+                },
+                "rate_limits": None,
+            }
+        )
 
     def reasoning(self) -> None:
         self.tick(500, 8000)
-        self.put("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text":
-                 f"**{Text.sentence(self.g.rng, 4)}**"}], "content": None,
-                 "encrypted_content": "gAAAAAB" + b62(self.g.rng, 120)})
+        self.put(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": f"**{Text.sentence(self.g.rng, 4)}**"}],
+                "content": None,
+                "encrypted_content": "gAAAAAB" + b62(self.g.rng, 120),
+            },
+        )
 
     def exec(self, cmd: str, output: str, parsed: list[dict], lo: int = 30, hi: int = 3000) -> tuple[str, int]:
         """A unified-exec call, its end event and its output; returns (call id, end time)."""
         rng = self.g.rng
         call_id = f"call_{b62(rng, 24)}"
         args = {"cmd": cmd, "workdir": self.proj.cwd, "yield_time_ms": 10000, "max_output_tokens": 10000}
-        self.item({"type": "function_call", "name": "exec_command", "arguments": orjson.dumps(args).decode(),
-                   "call_id": call_id})
+        self.item(
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": orjson.dumps(args).decode(),
+                "call_id": call_id,
+            }
+        )
         start = self.proj.clock
         end = self.tick(lo, hi)
         dur = end - start
-        self.put("event_msg", {
-            "type": "exec_command_end", "call_id": call_id, "process_id": str(rng.randint(1000, 99999)),
-            "turn_id": self.turn_id, "command": ["/bin/bash", "-lc", cmd], "cwd": self.proj.cwd, "parsed_cmd": parsed,
-            "source": "unified_exec_startup", "stdout": "", "stderr": "", "aggregated_output": output, "exit_code": 0,
-            "duration": {"secs": dur // 1000, "nanos": dur % 1000 * 1_000_000}, "formatted_output": "",
-            "status": "completed"})
-        self.item({"type": "function_call_output", "call_id": call_id, "output":
-                   f"Chunk ID: {hexid(rng, 6)}\nWall time: {dur / 1000:.4f} seconds\nProcess exited with code 0\n"
-                   f"Original token count: {len(output) // 4}\nOutput:\n{output}"})
+        self.put(
+            "event_msg",
+            {
+                "type": "exec_command_end",
+                "call_id": call_id,
+                "process_id": str(rng.randint(1000, 99999)),
+                "turn_id": self.turn_id,
+                "command": ["/bin/bash", "-lc", cmd],
+                "cwd": self.proj.cwd,
+                "parsed_cmd": parsed,
+                "source": "unified_exec_startup",
+                "stdout": "",
+                "stderr": "",
+                "aggregated_output": output,
+                "exit_code": 0,
+                "duration": {"secs": dur // 1000, "nanos": dur % 1000 * 1_000_000},
+                "formatted_output": "",
+                "status": "completed",
+            },
+        )
+        self.item(
+            {
+                "type": "function_call_output",
+                "call_id": call_id,
+                "output": f"Chunk ID: {hexid(rng, 6)}\nWall time: {dur / 1000:.4f} seconds\nProcess exited with code 0\n"
+                f"Original token count: {len(output) // 4}\nOutput:\n{output}",
+            }
+        )
         return call_id, end
 
     def read(self, rel: str) -> None:
@@ -815,16 +1011,41 @@ class Codex:
         call_id = f"call_{b62(rng, 24)}"
         lines = self.g.text.lines(rng, rng.choice((300, 3000, 30_000)))
         diff = "@@\n" + "".join("+" + ln for ln in lines)
-        self.item({"type": "custom_tool_call", "status": "completed", "call_id": call_id, "name": "apply_patch",
-                   "input": f"*** Begin Patch\n*** Update File: {rel}\n{diff}*** End Patch"})
+        self.item(
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": call_id,
+                "name": "apply_patch",
+                "input": f"*** Begin Patch\n*** Update File: {rel}\n{diff}*** End Patch",
+            }
+        )
         end = self.tick(50, 600)
-        self.put("event_msg", {"type": "patch_apply_end", "call_id": call_id, "turn_id": self.turn_id,
-                               "stdout": f"Success. Updated the following files:\nM {rel}\n", "stderr": "",
-                               "success": True, "changes": {path: {"type": "update", "unified_diff": diff,
-                                                                   "move_path": None}}, "status": "completed"})
-        self.item({"type": "custom_tool_call_output", "call_id": call_id, "output": orjson.dumps(
-            {"output": f"Success. Updated the following files:\nM {rel}\n",
-             "metadata": {"exit_code": 0, "duration_seconds": 0.1}}).decode()})
+        self.put(
+            "event_msg",
+            {
+                "type": "patch_apply_end",
+                "call_id": call_id,
+                "turn_id": self.turn_id,
+                "stdout": f"Success. Updated the following files:\nM {rel}\n",
+                "stderr": "",
+                "success": True,
+                "changes": {path: {"type": "update", "unified_diff": diff, "move_path": None}},
+                "status": "completed",
+            },
+        )
+        self.item(
+            {
+                "type": "custom_tool_call_output",
+                "call_id": call_id,
+                "output": orjson.dumps(
+                    {
+                        "output": f"Success. Updated the following files:\nM {rel}\n",
+                        "metadata": {"exit_code": 0, "duration_seconds": 0.1},
+                    }
+                ).decode(),
+            }
+        )
         self.proj.written.add(path)
         self.g.plan.event(path, end, self.session_id, "write")
 
@@ -835,28 +1056,64 @@ class Codex:
         cmd = f'claude -p "{prompt}" --output-format json'
         call_id = f"call_{b62(rng, 24)}"
         args = {"cmd": cmd, "workdir": proj.cwd, "yield_time_ms": 30000, "max_output_tokens": 10000}
-        self.item({"type": "function_call", "name": "exec_command", "arguments": orjson.dumps(args).decode(),
-                   "call_id": call_id})
+        self.item(
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": orjson.dumps(args).decode(),
+                "call_id": call_id,
+            }
+        )
         start = proj.clock
         self.tick(300, 2000)
         sid = claude_session(self.g, proj, "meta", prompt=prompt, entrypoint="sdk-cli")
         self.g.plan.launched += 1
         self.g.plan.launches["verified"] += 1
-        out = orjson.dumps({"type": "result", "subtype": "success", "is_error": False, "duration_ms": proj.clock - start,
-                            "num_turns": 2, "result": Text.sentence(rng, 12), "session_id": sid,
-                            "total_cost_usd": round(rng.random() / 10, 4)}).decode() + "\n"
+        out = (
+            orjson.dumps(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "duration_ms": proj.clock - start,
+                    "num_turns": 2,
+                    "result": Text.sentence(rng, 12),
+                    "session_id": sid,
+                    "total_cost_usd": round(rng.random() / 10, 4),
+                }
+            ).decode()
+            + "\n"
+        )
         end = self.tick(200, 2000)
         dur = end - start
-        self.put("event_msg", {
-            "type": "exec_command_end", "call_id": call_id, "process_id": str(rng.randint(1000, 99999)),
-            "turn_id": self.turn_id, "command": ["/bin/bash", "-lc", cmd], "cwd": proj.cwd,
-            "parsed_cmd": [{"type": "unknown", "cmd": cmd}], "source": "unified_exec_startup", "stdout": "",
-            "stderr": "", "aggregated_output": out, "exit_code": 0,
-            "duration": {"secs": dur // 1000, "nanos": dur % 1000 * 1_000_000}, "formatted_output": "",
-            "status": "completed"})
-        self.item({"type": "function_call_output", "call_id": call_id, "output":
-                   f"Chunk ID: {hexid(rng, 6)}\nWall time: {dur / 1000:.4f} seconds\nProcess exited with code 0\n"
-                   f"Output:\n{out}"})
+        self.put(
+            "event_msg",
+            {
+                "type": "exec_command_end",
+                "call_id": call_id,
+                "process_id": str(rng.randint(1000, 99999)),
+                "turn_id": self.turn_id,
+                "command": ["/bin/bash", "-lc", cmd],
+                "cwd": proj.cwd,
+                "parsed_cmd": [{"type": "unknown", "cmd": cmd}],
+                "source": "unified_exec_startup",
+                "stdout": "",
+                "stderr": "",
+                "aggregated_output": out,
+                "exit_code": 0,
+                "duration": {"secs": dur // 1000, "nanos": dur % 1000 * 1_000_000},
+                "formatted_output": "",
+                "status": "completed",
+            },
+        )
+        self.item(
+            {
+                "type": "function_call_output",
+                "call_id": call_id,
+                "output": f"Chunk ID: {hexid(rng, 6)}\nWall time: {dur / 1000:.4f} seconds\nProcess exited with code 0\n"
+                f"Output:\n{out}",
+            }
+        )
 
     def finish(self, final: str) -> None:
         self.tick(500, 5000)
@@ -866,8 +1123,9 @@ class Codex:
         self.event({"type": "task_complete", "turn_id": self.turn_id, "last_agent_message": final})
 
 
-def codex_session(g: Gen, proj: Project, kind: tuple, prompt: str, *, launched: bool,
-                  launch_first: bool = False) -> tuple[str, str]:
+def codex_session(
+    g: Gen, proj: Project, kind: tuple, prompt: str, *, launched: bool, launch_first: bool = False
+) -> tuple[str, str]:
     """A rollout: one turn per prompt, shell reads, patches and tests; a standalone interactive
     session may launch ``claude -p`` (``launch_first``: as its first step). Returns (thread id,
     final message)."""
@@ -892,8 +1150,13 @@ def codex_session(g: Gen, proj: Project, kind: tuple, prompt: str, *, launched: 
                 launches += 1
             else:
                 cmd = rng.choice(CODEX_COMMANDS)
-                c.exec(cmd, "".join(g.text.lines(rng, rng.choice((100, 1000, 8000)))), [
-                    {"type": "unknown", "cmd": cmd}], 500, 30_000)
+                c.exec(
+                    cmd,
+                    "".join(g.text.lines(rng, rng.choice((100, 1000, 8000)))),
+                    [{"type": "unknown", "cmd": cmd}],
+                    500,
+                    30_000,
+                )
             c.tokens()
         final = Text.sentence(rng, 18)
         c.finish(final)
@@ -910,8 +1173,12 @@ def codex_session(g: Gen, proj: Project, kind: tuple, prompt: str, *, launched: 
 # The first episodes of every corpus: each subagent era with a spawn and a launch of each variant,
 # the era's warm-up or compaction run, and a Codex session launching `claude -p`, so that even a
 # 1 MB corpus holds every shape.
-TOUR = (("inline", ("spawn", "launch:plain")), ("flat", ("spawn", "launch:banner")),
-        ("nested", ("spawn", "launch:json")), ("meta", ("spawn", "launch:interactive", "launch:cd")))
+TOUR = (
+    ("inline", ("spawn", "launch:plain")),
+    ("flat", ("spawn", "launch:banner")),
+    ("nested", ("spawn", "launch:json")),
+    ("meta", ("spawn", "launch:interactive", "launch:cd")),
+)
 
 
 def tour(g: Gen, projects: list[Project]) -> None:
@@ -1016,6 +1283,7 @@ def _ms(stamp: str) -> int:
 
 # -- command line ----------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path, help="corpus root (a fake home folder); must be empty")
@@ -1038,10 +1306,13 @@ def main(argv: list[str] | None = None) -> int:
     edges = plan["edges_by_kind"]
     print(f"{plan['files']} files, {plan['mb']} MB in {args.out} ({plan['seconds']} s, {plan['mb_s']} MB/s)")
     print("sessions: " + ", ".join(f"{k} {v}" for k, v in plan["session_kinds"].items()))
-    print("expected edges: " + "; ".join(f"{k} " + ", ".join(f"{n} {t}" for t, n in v.items())
-                                         for k, v in edges.items()))
-    print(f"expected runs: {plan['runs']}; inference counts: "
-          + ", ".join(f"{k} {v}" for k, v in plan["inference_counts"].items()))
+    print(
+        "expected edges: " + "; ".join(f"{k} " + ", ".join(f"{n} {t}" for t, n in v.items()) for k, v in edges.items())
+    )
+    print(
+        f"expected runs: {plan['runs']}; inference counts: "
+        + ", ".join(f"{k} {v}" for k, v in plan["inference_counts"].items())
+    )
     return 0
 
 

@@ -35,8 +35,17 @@ from sessiongraph.html import run_page  # noqa: E402
 from sessiongraph.store import Store  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,900"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,900",
+]
 MARKS = ("script-start", "parsed", "drawn", "ready")
 RUN = "run_bench"
 
@@ -63,23 +72,69 @@ def synthetic_store(db: Path, n: int, seed: int = 7) -> None:
             harness = "codex" if via == "launch" else "claude-code"
             sid = f"{harness}:s{i:05d}" if via == "launch" else f"claude-code:lead-{seed}/a{i:05d}"
             kind, role = ("main", "cli") if via == "launch" else ("subagent", "subagent")
-            model = "gpt-5.1-codex" if via == "launch" else rng.choice(["claude-haiku-4-5-20251001",
-                                                                         "claude-sonnet-4-5-20250929"])
+            model = (
+                "gpt-5.1-codex"
+                if via == "launch"
+                else rng.choice(["claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"])
+            )
             tier = rng.choices(["verified", "heuristic", "reported"], [80, 15, 5])[0]
-            edges.append({"edge_id": f"e-{via}-{i}", "kind": via, "src": parent, "dst": sid, "tier": tier,
-                          "evidence": "synthetic", "pass": via, "ts": start - timedelta(seconds=0.4), "lag_s": 0.4,
-                          "run_id": RUN})
+            edges.append(
+                {
+                    "edge_id": f"e-{via}-{i}",
+                    "kind": via,
+                    "src": parent,
+                    "dst": sid,
+                    "tier": tier,
+                    "evidence": "synthetic",
+                    "pass": via,
+                    "ts": start - timedelta(seconds=0.4),
+                    "lag_s": 0.4,
+                    "run_id": RUN,
+                }
+            )
         depth[sid] = 0 if parent is None else depth[parent] + 1
-        sessions.append({"session_id": sid, "harness": harness, "session_kind": kind, "source_path": f"/bench/{i}.jsonl",
-                         "started_at": start, "ended_at": end, "model": model, "n_records": 10, "ingest_id": 1})
-        members.append({"run_id": RUN, "session_id": sid, "parent_session_id": parent, "via": via,
-                        "depth": depth[sid], "role": role, "role_tier": "heuristic"})
+        sessions.append(
+            {
+                "session_id": sid,
+                "harness": harness,
+                "session_kind": kind,
+                "source_path": f"/bench/{i}.jsonl",
+                "started_at": start,
+                "ended_at": end,
+                "model": model,
+                "n_records": 10,
+                "ingest_id": 1,
+            }
+        )
+        members.append(
+            {
+                "run_id": RUN,
+                "session_id": sid,
+                "parent_session_id": parent,
+                "via": via,
+                "depth": depth[sid],
+                "role": role,
+                "role_tier": "heuristic",
+            }
+        )
         for k in range(rng.randint(1, 3)):
-            usage.append({"session_id": sid, "ts": start + timedelta(seconds=k), "model": model, "message_id": f"m{k}",
-                          "input_tokens": rng.randint(10, 5000), "output_tokens": rng.randint(10, 3000),
-                          "cache_read_tokens": rng.randint(0, 90000), "cache_creation_tokens": 0,
-                          "cache_creation_5m_tokens": 0, "cache_creation_1h_tokens": 0, "reasoning_tokens": 0,
-                          "source_path": f"/bench/{i}.jsonl", "ingest_id": 1})
+            usage.append(
+                {
+                    "session_id": sid,
+                    "ts": start + timedelta(seconds=k),
+                    "model": model,
+                    "message_id": f"m{k}",
+                    "input_tokens": rng.randint(10, 5000),
+                    "output_tokens": rng.randint(10, 3000),
+                    "cache_read_tokens": rng.randint(0, 90000),
+                    "cache_creation_tokens": 0,
+                    "cache_creation_5m_tokens": 0,
+                    "cache_creation_1h_tokens": 0,
+                    "reasoning_tokens": 0,
+                    "source_path": f"/bench/{i}.jsonl",
+                    "ingest_id": 1,
+                }
+            )
     by_start = sorted(sessions, key=lambda s: s["started_at"])
     for j in range(n // 2):  # artifact flows: a write, then a later read by another session
         w, r = sorted(rng.sample(range(n), 2))
@@ -87,20 +142,59 @@ def synthetic_store(db: Path, n: int, seed: int = 7) -> None:
         wts = writer["started_at"] + (writer["ended_at"] - writer["started_at"]) / 2
         rts = max(reader["started_at"], wts) + timedelta(seconds=5)
         file = f"/work/project/src/module_{j % 180}.py"
-        artifacts.append({"path": file, "version": j // 180 + 1, "producer": writer["session_id"], "ts": wts,
-                          "how": "Write", "tier": "verified", "n_writes": 1, "n_reads": 1,
-                          "writers": [writer["session_id"]], "consumers": [reader["session_id"]]})
-        edges.append({"edge_id": f"e-art-{j}", "kind": "artifact", "src": writer["session_id"],
-                      "dst": reader["session_id"], "tier": rng.choice(["verified", "heuristic"]),
-                      "evidence": "write then read", "pass": "artifacts", "ts": rts,
-                      "lag_s": (rts - wts).total_seconds(), "path": file, "version": j // 180 + 1, "run_id": RUN})
-    runs = [{"run_id": RUN, "root_session_id": sessions[0]["session_id"], "root_harness": "claude-code",
-             "started_at": t0, "ended_at": max(s["ended_at"] for s in sessions), "n_sessions": n,
-             "n_spawns": sum(e["kind"] == "spawn" for e in edges), "n_launches": sum(e["kind"] == "launch" for e in edges),
-             "n_artifact_edges": n // 2, "max_depth": max(depth.values())}]
+        artifacts.append(
+            {
+                "path": file,
+                "version": j // 180 + 1,
+                "producer": writer["session_id"],
+                "ts": wts,
+                "how": "Write",
+                "tier": "verified",
+                "n_writes": 1,
+                "n_reads": 1,
+                "writers": [writer["session_id"]],
+                "consumers": [reader["session_id"]],
+            }
+        )
+        edges.append(
+            {
+                "edge_id": f"e-art-{j}",
+                "kind": "artifact",
+                "src": writer["session_id"],
+                "dst": reader["session_id"],
+                "tier": rng.choice(["verified", "heuristic"]),
+                "evidence": "write then read",
+                "pass": "artifacts",
+                "ts": rts,
+                "lag_s": (rts - wts).total_seconds(),
+                "path": file,
+                "version": j // 180 + 1,
+                "run_id": RUN,
+            }
+        )
+    runs = [
+        {
+            "run_id": RUN,
+            "root_session_id": sessions[0]["session_id"],
+            "root_harness": "claude-code",
+            "started_at": t0,
+            "ended_at": max(s["ended_at"] for s in sessions),
+            "n_sessions": n,
+            "n_spawns": sum(e["kind"] == "spawn" for e in edges),
+            "n_launches": sum(e["kind"] == "launch" for e in edges),
+            "n_artifact_edges": n // 2,
+            "max_depth": max(depth.values()),
+        }
+    ]
     with Store(db) as store:
-        for table, rows in (("sessions", sessions), ("run_sessions", members), ("edges", edges), ("usage", usage),
-                            ("artifacts", artifacts), ("runs", runs)):
+        for table, rows in (
+            ("sessions", sessions),
+            ("run_sessions", members),
+            ("edges", edges),
+            ("usage", usage),
+            ("artifacts", artifacts),
+            ("runs", runs),
+        ):
             store.con.register("bench_rows", pl.DataFrame(rows, infer_schema_length=None).to_arrow())
             store.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM bench_rows")
             store.con.unregister("bench_rows")
@@ -109,8 +203,13 @@ def synthetic_store(db: Path, n: int, seed: int = 7) -> None:
 def measure(page: Path, tmp: Path, fragment: str = "") -> dict[str, float]:
     profile = tempfile.mkdtemp(dir=tmp, prefix="profile-")
     t = time.perf_counter()
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri() + fragment],
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri() + fragment],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     wall = (time.perf_counter() - t) * 1000
     head = dom[:400]
     marks = {m: float(re.search(rf'data-sg-{m}="([0-9.]+)"', head).group(1)) for m in MARKS}
@@ -143,15 +242,19 @@ def main() -> int:
         page.write_text(text, encoding="utf-8")
         print(f"page: {args.sessions} sessions, {len(text) / 1e6:.2f} MB, built by sessiongraph in {build_ms:.0f} ms")
         root = "claude-code:lead-7"
-        for label, fragment in (("open", ""), ("open, sort by USD, select the lead",
-                                                f"#sort=usd:desc&select=session:{quote(root, safe='')}")):
+        for label, fragment in (
+            ("open", ""),
+            ("open, sort by USD, select the lead", f"#sort=usd:desc&select=session:{quote(root, safe='')}"),
+        ):
             runs = [measure(page, tmp, fragment) for _ in range(args.repeat)]
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-            print(f"{label}: median of {args.repeat} in Chromium, ms since navigation start: "
-                  f"script start {med['script-start']:.0f}, timeline drawn {med['drawn']:.0f}, "
-                  f"ready {med['ready']:.0f} (script ran {med['ready'] - med['script-start']:.0f}); "
-                  f"{med['bars']:.0f} lane bars, {med['edges']:.0f} edges; whole chromium process "
-                  f"{med['chromium_process']:.0f}")
+            print(
+                f"{label}: median of {args.repeat} in Chromium, ms since navigation start: "
+                f"script start {med['script-start']:.0f}, timeline drawn {med['drawn']:.0f}, "
+                f"ready {med['ready']:.0f} (script ran {med['ready'] - med['script-start']:.0f}); "
+                f"{med['bars']:.0f} lane bars, {med['edges']:.0f} edges; whole chromium process "
+                f"{med['chromium_process']:.0f}"
+            )
     return 0
 
 

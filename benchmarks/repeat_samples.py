@@ -84,8 +84,9 @@ class Rewriter:
         self.copy = copy
         # longest first, so an id never matches inside a longer one
         self.tokens = {t: fresh_hex(copy, t) for t in sorted(tokens, key=len, reverse=True)}
-        self.token_re = (re.compile(r"(?<![0-9a-f])(" + "|".join(map(re.escape, self.tokens)) + r")(?![0-9a-f])")
-                         if tokens else None)
+        self.token_re = (
+            re.compile(r"(?<![0-9a-f])(" + "|".join(map(re.escape, self.tokens)) + r")(?![0-9a-f])") if tokens else None
+        )
 
     def text(self, s: str) -> str:
         s = UUID.sub(lambda m: fresh_uuid(self.copy, m.group()), s)

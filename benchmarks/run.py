@@ -48,13 +48,27 @@ sys.path.insert(0, str(HERE))
 import gen  # noqa: E402 - the generator lives next to this file
 
 SKIPPABLE = ("orjson", "ingest1w", "loopmath", "warm", "append", "big")
-KEYS = ("corpus_mb", "files", "orjson_mb_s", "ingest_mb_s_1w", "ingest_mb_s_all", "ratio_vs_orjson", "loopmath_s",
-        "ratio_vs_loopmath", "warm_s", "append_s", "append_bytes_read", "peak_rss_mb", "big_file_mb",
-        "big_file_peak_rss_mb")
+KEYS = (
+    "corpus_mb",
+    "files",
+    "orjson_mb_s",
+    "ingest_mb_s_1w",
+    "ingest_mb_s_all",
+    "ratio_vs_orjson",
+    "loopmath_s",
+    "ratio_vs_loopmath",
+    "warm_s",
+    "append_s",
+    "append_bytes_read",
+    "peak_rss_mb",
+    "big_file_mb",
+    "big_file_peak_rss_mb",
+)
 APPEND_BYTES = 1_000_000
 
 
 # -- the probe: one measured child process tree ------------------------------------------------
+
 
 def _io_self() -> dict[str, int]:
     with open("/proc/self/io") as fh:
@@ -71,16 +85,30 @@ def probe_main(argv: list[str]) -> int:
     seconds = time.perf_counter() - t0
     after = _io_self()
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-    print(json.dumps({"rc": rc, "seconds": seconds, "rchar": after["rchar"] - before["rchar"],
-                      "read_bytes": after["read_bytes"] - before["read_bytes"], "peak_rss_mb": peak / 1024}))
+    print(
+        json.dumps(
+            {
+                "rc": rc,
+                "seconds": seconds,
+                "rchar": after["rchar"] - before["rchar"],
+                "read_bytes": after["read_bytes"] - before["read_bytes"],
+                "peak_rss_mb": peak / 1024,
+            }
+        )
+    )
     return 0
 
 
 def measure(name: str, cmd: list[str], work: Path, env: dict | None = None) -> dict:
     """Run ``cmd`` under a fresh probe; its measures plus ``stdout`` (the command's output)."""
     out, err = work / f"{name}.out", work / f"{name}.err"
-    res = subprocess.run([sys.executable, __file__, "_probe", str(out), str(err), "--", *cmd],
-                         capture_output=True, text=True, env=env or child_env(), check=True)
+    res = subprocess.run(
+        [sys.executable, __file__, "_probe", str(out), str(err), "--", *cmd],
+        capture_output=True,
+        text=True,
+        env=env or child_env(),
+        check=True,
+    )
     m = json.loads(res.stdout)
     m["stdout"] = out.read_text()
     if m["rc"] != 0:
@@ -96,6 +124,7 @@ def child_env(**extra: str) -> dict:
 
 
 # -- the orjson floor --------------------------------------------------------------------------
+
 
 def orjson_main(argv: list[str]) -> int:
     """``run.py _orjson DIR``: parse every line of every log file; print bytes and seconds."""
@@ -128,6 +157,7 @@ def corpus_files(root: Path) -> list[Path]:
 
 
 # -- helpers over the corpus -------------------------------------------------------------------
+
 
 def largest_claude_transcript(root: Path) -> Path:
     """The largest main transcript (``<project>/<sessionId>.jsonl``, not a subagent file)."""
@@ -192,6 +222,7 @@ def say(msg: str) -> None:
 
 # -- the steps ---------------------------------------------------------------------------------
 
+
 class Bench:
     def __init__(self, corpus: Path, work: Path, skip: set[str], big_mb: float, seed: int):
         self.corpus, self.work, self.skip, self.big_mb, self.seed = corpus, work, skip, big_mb, seed
@@ -210,7 +241,9 @@ class Bench:
         self.rows.append((step, m["seconds"], rate, m["peak_rss_mb"], m["rchar"] / 1e6))
 
     def ingest(self, name: str, db: Path, *extra: str, corpus: Path | None = None) -> dict:
-        m = measure(name, sessiongraph("ingest", str(corpus or self.corpus), "--db", str(db), "--json", *extra), self.work)
+        m = measure(
+            name, sessiongraph("ingest", str(corpus or self.corpus), "--db", str(db), "--json", *extra), self.work
+        )
         m["summary"] = json.loads(m["stdout"])
         return m
 
@@ -266,25 +299,44 @@ class Bench:
             say("loopmath is not installed (pip install '.[bench]'): skipping the loopmath comparison")
             return
         say("sessiongraph export ocp ...")
-        m = measure("export", sessiongraph("export", "ocp", "--out", str(self.work / "ocp"), "--db", str(store),
-                                           "--json"), self.work)
+        m = measure(
+            "export",
+            sessiongraph("export", "ocp", "--out", str(self.work / "ocp"), "--db", str(store), "--json"),
+            self.work,
+        )
         self.rss.append(m["peak_rss_mb"])
         self.row("export ocp", m)
         ours = self.cold_all_s + m["seconds"]
         names = workspaces(self.corpus)
         say(f"loopmath graph over {len(names)} workspaces (cold, --no-cache) ...")
         home = self.work / "loopmath-home"
-        args = ["graph", "--all", "--no-cache", "--format", "ocp", "--quiet", "--logs", str(self.corpus),
-                "--out", str(self.work / "loopmath.ocp.json")]
+        args = [
+            "graph",
+            "--all",
+            "--no-cache",
+            "--format",
+            "ocp",
+            "--quiet",
+            "--logs",
+            str(self.corpus),
+            "--out",
+            str(self.work / "loopmath.ocp.json"),
+        ]
         for name in names:
             args += ["--workspace", name]
-        lm = measure("loopmath", cmd + args, self.work,
-                     env=child_env(LOOPMATH_HOME=str(home), LOOPMATH_CACHE_DIR=str(home / "cache")))
+        lm = measure(
+            "loopmath",
+            cmd + args,
+            self.work,
+            env=child_env(LOOPMATH_HOME=str(home), LOOPMATH_CACHE_DIR=str(home / "cache")),
+        )
         self.notes.append("loopmath: " + _loopmath_counts((self.work / "loopmath.err").read_text()))
         s = self.ingest_summary
-        self.notes.append(f"sessiongraph: {s['files_read']} files read, {sum(s['store_sessions_by_harness'].values())} "
-                          f"sessions, {sum(sum(t.values()) for t in s['edges_by_kind'].values())} edges, {s['runs']} runs "
-                          f"({json.loads(m['stdout']).get('documents')} OCP documents)")
+        self.notes.append(
+            f"sessiongraph: {s['files_read']} files read, {sum(s['store_sessions_by_harness'].values())} "
+            f"sessions, {sum(sum(t.values()) for t in s['edges_by_kind'].values())} edges, {s['runs']} runs "
+            f"({json.loads(m['stdout']).get('documents')} OCP documents)"
+        )
         self.r["loopmath_s"] = round(lm["seconds"], 2)
         self.r["ratio_vs_loopmath"] = round(lm["seconds"] / ours, 2)
         self.row("loopmath graph --all --no-cache", lm, self.mb)
@@ -332,16 +384,22 @@ class Bench:
 
 # -- output ------------------------------------------------------------------------------------
 
+
 def table(b: Bench, source: str, plan: dict | None) -> str:
     cores = os.cpu_count() or 1
-    head = (f"sessiongraph benchmark, {datetime.now(UTC):%Y-%m-%d}: corpus {b.mb:.1f} MB, {len(b.files)} files "
-            f"({source}), {cores} cores")
+    head = (
+        f"sessiongraph benchmark, {datetime.now(UTC):%Y-%m-%d}: corpus {b.mb:.1f} MB, {len(b.files)} files "
+        f"({source}), {cores} cores"
+    )
     lines = [head, "", f"{'step':<44} {'seconds':>8} {'MB/s':>8} {'peak RSS MiB':>13} {'MB read':>9}"]
     for step, secs, rate, rss, read in b.rows:
         lines.append(f"{step:<44} {secs:>8.2f} {_num(rate, 1):>8} {_num(rss, 0):>13} {_num(read, 1):>9}")
     r = b.r
-    lines += ["", f"ratio ingest --workers 1 / orjson: {_num(r['ratio_vs_orjson'], 3)}; "
-                  f"loopmath / (ingest + export): {_num(r['ratio_vs_loopmath'], 2)}"]
+    lines += [
+        "",
+        f"ratio ingest --workers 1 / orjson: {_num(r['ratio_vs_orjson'], 3)}; "
+        f"loopmath / (ingest + export): {_num(r['ratio_vs_loopmath'], 2)}",
+    ]
     if plan is not None:
         got = b.ingest_summary.get("edges_by_kind")
         ok = "yes" if got == plan["edges_by_kind"] else f"NO: planted {plan['edges_by_kind']}, found {got}"
@@ -364,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=float, default=1000, help="corpus size in MB (10^6 bytes) when generating")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--corpus", type=Path, help="use this corpus; an empty or missing folder is generated into and kept")
+    ap.add_argument(
+        "--corpus", type=Path, help="use this corpus; an empty or missing folder is generated into and kept"
+    )
     ap.add_argument("--big-file-mb", type=float, default=700, help="size of the one-transcript measurement (0: skip)")
     ap.add_argument("--skip", default="", help=f"comma-separated steps to skip: {','.join(SKIPPABLE)}")
     ap.add_argument("--keep", action="store_true", help="keep the generated corpus and the stores")

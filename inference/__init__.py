@@ -12,16 +12,16 @@ import traceback
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.edges import Inferred, PassResult
+from sessiongraph.inference.edges import Inferred, PassResult
+from sessiongraph.ingest.frames import Frames
 
 
 def _passes():
-    from inference.artifacts import artifacts
-    from inference.continuation import continuation
-    from inference.launch import launch
-    from inference.runs import runs
-    from inference.spawn import spawn
+    from sessiongraph.inference.artifacts import artifacts
+    from sessiongraph.inference.continuation import continuation
+    from sessiongraph.inference.launch import launch
+    from sessiongraph.inference.runs import runs
+    from sessiongraph.inference.spawn import spawn
 
     return (spawn, launch, continuation, artifacts, runs)
 
@@ -38,14 +38,16 @@ def infer(frames: Frames) -> Inferred:
                 [
                     done.diagnostics,
                     pl.DataFrame(
-                        [{
-                            "pass": pass_fn.__name__,
-                            "code": "pass_failed",
-                            "session_id": None,
-                            "call_id": None,
-                            "detail": f"{type(exc).__name__} at {where.name}:{where.lineno}",
-                            "count": 1,
-                        }],
+                        [
+                            {
+                                "pass": pass_fn.__name__,
+                                "code": "pass_failed",
+                                "session_id": None,
+                                "call_id": None,
+                                "detail": f"{type(exc).__name__} at {where.name}:{where.lineno}",
+                                "count": 1,
+                            }
+                        ],
                         schema=done.diagnostics.schema,
                     ),
                 ]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.edges import ARTIFACTS, EDGES, Inferred, PassResult, conform, diag_rows
-from inference.tiers import rank, weakest
+from sessiongraph.inference.edges import ARTIFACTS, EDGES, Inferred, PassResult, conform, diag_rows
+from sessiongraph.inference.tiers import rank, weakest
+from sessiongraph.ingest.frames import Frames
 
 NAME = "artifacts"
 CODEX_OUTPUT = "codex -o"  # the `how` ingest.shell gives a `codex exec -o FILE` write
@@ -38,7 +38,9 @@ def all_events(frames: Frames, done: Inferred) -> pl.DataFrame:
     # written by the session that call launched (the last one, as a loop may launch several).
     launched = (
         done.edges.filter(pl.col("kind") == "launch")
-        .select(pl.col("src").alias("session_id"), pl.col("src_call_id").alias("call_id"), pl.col("dst").alias("writer"))
+        .select(
+            pl.col("src").alias("session_id"), pl.col("src_call_id").alias("call_id"), pl.col("dst").alias("writer")
+        )
         .unique(["session_id", "call_id"], keep="last", maintain_order=True)
     )
     events = (
@@ -69,15 +71,26 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
         events.filter(pl.col("op") == "write")
         .with_columns(version=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("path"))
         .select(
-            "path", "version",
-            pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"),
-            pl.col("ts").alias("wts"), pl.col("tier").alias("src_tier"), "how",
+            "path",
+            "version",
+            pl.col("session_id").alias("src"),
+            pl.col("call_id").alias("src_call_id"),
+            pl.col("ts").alias("wts"),
+            pl.col("tier").alias("src_tier"),
+            "how",
         )
     )
-    reads = events.filter(pl.col("op") == "read").select(
-        "path", pl.col("session_id").alias("dst"), pl.col("call_id").alias("dst_call_id"),
-        pl.col("ts").alias("ts"), pl.col("tier").alias("dst_tier"),
-    ).with_row_index("read_no")
+    reads = (
+        events.filter(pl.col("op") == "read")
+        .select(
+            "path",
+            pl.col("session_id").alias("dst"),
+            pl.col("call_id").alias("dst_call_id"),
+            pl.col("ts").alias("ts"),
+            pl.col("tier").alias("dst_tier"),
+        )
+        .with_row_index("read_no")
+    )
     pairs = _latest_other_write(reads, writes)
     edges = (
         pairs.with_columns(
@@ -98,9 +111,7 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
 
     written_paths = writes.select("path").unique()
     unwritten = reads.join(written_paths, on="path", how="anti")
-    early = reads.join(written_paths, on="path", how="semi").join(
-        pairs.select("read_no"), on="read_no", how="anti"
-    )
+    early = reads.join(written_paths, on="path", how="semi").join(pairs.select("read_no"), on="read_no", how="anti")
     diags = pl.concat(
         [
             diag_rows(NAME, "read_unwritten", _per_session(unwritten), "reads of files no logged session wrote"),
@@ -124,20 +135,28 @@ def _latest_other_write(reads: pl.DataFrame, writes: pl.DataFrame) -> pl.DataFra
     )
     # The last write of each run of one session's writes, and the run before each run's.
     last_of_run = w.group_by("run", maintain_order=True).last().select("run", "version")
-    w = w.join(last_of_run.with_columns(run=pl.col("run") + 1).rename({"version": "prev_other"}),
-               on="run", how="left", maintain_order="left")
-    w = w.with_columns(prev_other=pl.when(pl.col("run") == pl.col("run").min().over("path"))
-                       .then(None).otherwise(pl.col("prev_other")))
+    w = w.join(
+        last_of_run.with_columns(run=pl.col("run") + 1).rename({"version": "prev_other"}),
+        on="run",
+        how="left",
+        maintain_order="left",
+    )
+    w = w.with_columns(
+        prev_other=pl.when(pl.col("run") == pl.col("run").min().over("path")).then(None).otherwise(pl.col("prev_other"))
+    )
     latest = reads.sort("path", "ts").join_asof(
-        w.select("path", "wts", "version", "src", "prev_other"), left_on="ts", right_on="wts", by="path",
-        strategy="backward", allow_exact_matches=False, check_sortedness=False,  # both sorted above
+        w.select("path", "wts", "version", "src", "prev_other"),
+        left_on="ts",
+        right_on="wts",
+        by="path",
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,  # both sorted above
     )
     picked = pl.when(pl.col("src") != pl.col("dst")).then(pl.col("version")).otherwise(pl.col("prev_other"))
     chosen = latest.select("read_no", version=picked).filter(pl.col("version").is_not_null())
     return (
-        reads.join(chosen, on="read_no", how="inner")
-        .join(writes, on=["path", "version"], how="inner")
-        .sort("read_no")
+        reads.join(chosen, on="read_no", how="inner").join(writes, on=["path", "version"], how="inner").sort("read_no")
     )
 
 
@@ -146,9 +165,7 @@ def _per_session(reads: pl.DataFrame) -> pl.DataFrame:
 
 
 def _versions(writes: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
-    per_path = writes.group_by("path").agg(
-        n_writes=pl.len(), writers=pl.col("src").unique(maintain_order=True)
-    )
+    per_path = writes.group_by("path").agg(n_writes=pl.len(), writers=pl.col("src").unique(maintain_order=True))
     per_version = pairs.group_by("path", "version").agg(
         n_reads=pl.len(), consumers=pl.col("dst").unique(maintain_order=True)
     )
@@ -156,10 +173,16 @@ def _versions(writes: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         writes.join(per_path, on="path", how="left")
         .join(per_version, on=["path", "version"], how="left")
         .select(
-            "path", "version",
-            pl.col("src").alias("producer"), pl.col("src_call_id").alias("call_id"),
-            pl.col("wts").alias("ts"), "how", pl.col("src_tier").alias("tier"),
-            "n_writes", pl.col("n_reads").fill_null(0), "writers",
+            "path",
+            "version",
+            pl.col("src").alias("producer"),
+            pl.col("src_call_id").alias("call_id"),
+            pl.col("wts").alias("ts"),
+            "how",
+            pl.col("src_tier").alias("tier"),
+            "n_writes",
+            pl.col("n_reads").fill_null(0),
+            "writers",
             pl.col("consumers").fill_null(pl.lit([], dtype=pl.List(pl.String))),
         )
     )

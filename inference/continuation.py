@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
-from inference.nodes import nodes
-from inference.tiers import rank
+from sessiongraph.inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
+from sessiongraph.inference.nodes import nodes
+from sessiongraph.inference.tiers import rank
+from sessiongraph.ingest.frames import Frames
 
 NAME = "continuation"
 
@@ -27,12 +27,30 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
     main = ns.filter(pl.col("session_kind") == "main")
     claims = pl.concat(
         [
-            _claim(main.filter(pl.col("harness") == "claude-code"), "continued_from_id", "claude-code:", "continue",
-                   "verified", "hand-off: copied record or cited transcript"),
-            _claim(main.filter(pl.col("harness") == "claude-code"), "forked_from_id", "claude-code:", "continue",
-                   "reported", "session_id ancestor"),
-            _claim(ns.filter(pl.col("harness") == "codex"), "forked_from_id", "codex:", "fork",
-                   "verified", "forked_from_id"),
+            _claim(
+                main.filter(pl.col("harness") == "claude-code"),
+                "continued_from_id",
+                "claude-code:",
+                "continue",
+                "verified",
+                "hand-off: copied record or cited transcript",
+            ),
+            _claim(
+                main.filter(pl.col("harness") == "claude-code"),
+                "forked_from_id",
+                "claude-code:",
+                "continue",
+                "reported",
+                "session_id ancestor",
+            ),
+            _claim(
+                ns.filter(pl.col("harness") == "codex"),
+                "forked_from_id",
+                "codex:",
+                "fork",
+                "verified",
+                "forked_from_id",
+            ),
             *_other_harnesses(ns),
             _same_slug(main),
         ]
@@ -42,11 +60,16 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
     missing = claims.join(known, on="src", how="anti").filter(pl.col("tier") != "heuristic")
     # One continuation per session (the strongest claim); dependencies are kept, each one.
     cont = found.filter(pl.col("kind") != "dep")
-    best = pl.concat([
-        cont.with_columns(r=rank("tier")).sort("dst", "r").group_by("dst", maintain_order=True).first()
-        .select(found.columns),
-        found.filter(pl.col("kind") == "dep").unique(["src", "dst"], maintain_order=True),
-    ])
+    best = pl.concat(
+        [
+            cont.with_columns(r=rank("tier"))
+            .sort("dst", "r")
+            .group_by("dst", maintain_order=True)
+            .first()
+            .select(found.columns),
+            found.filter(pl.col("kind") == "dep").unique(["src", "dst"], maintain_order=True),
+        ]
+    )
     starts = ns.select(pl.col("session_id").alias("dst"), pl.col("started_at").alias("ts"))
     ends = ns.select(pl.col("session_id").alias("src"), pl.col("ended_at").alias("src_end"))
     edges = (
@@ -59,7 +82,9 @@ def continuation(frames: Frames, done: Inferred) -> PassResult:
         .drop("src_end")
     )
     diags = diag_rows(
-        NAME, "continuation_source_missing", missing.rename({"dst": "session_id"}),
+        NAME,
+        "continuation_source_missing",
+        missing.rename({"dst": "session_id"}),
         pl.lit("continues ") + pl.col("src") + pl.lit(", which is not in the store"),
     )
     return PassResult(conform(edges, EDGES), diags)
@@ -70,12 +95,16 @@ def _other_harnesses(ns: pl.DataFrame) -> list[pl.DataFrame]:
     recorded continuation or cause (verified), and declared dependencies (reported)."""
     other = ns.filter(~pl.col("harness").is_in(("claude-code", "codex")))
     prefix = pl.col("harness") + pl.lit(":")
-    deps = other.filter(pl.col("depends_on").list.len() > 0).explode("depends_on").select(
-        pl.lit("dep").alias("kind"),
-        (prefix + pl.col("depends_on")).alias("src"),
-        pl.col("session_id").alias("dst"),
-        pl.lit("reported").alias("tier"),
-        pl.lit("declared dependency").alias("evidence"),
+    deps = (
+        other.filter(pl.col("depends_on").list.len() > 0)
+        .explode("depends_on")
+        .select(
+            pl.lit("dep").alias("kind"),
+            (prefix + pl.col("depends_on")).alias("src"),
+            pl.col("session_id").alias("dst"),
+            pl.lit("reported").alias("tier"),
+            pl.lit("declared dependency").alias("evidence"),
+        )
     )
     return [
         _claim(other, "forked_from_id", prefix, "fork", "reported", "parent session named in the header"),

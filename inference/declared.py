@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import orjson
 import polars as pl
 
-from ingest.frames import Frames
-from ingest.jsonl import parse_ts
-from ingest.ocp import node_session
-from inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, conform, diag_rows, edge_ids
+from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, conform, diag_rows, edge_ids
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import parse_ts
+from sessiongraph.ingest.ocp import node_session
 
 NAME = "declared"
 
@@ -48,8 +48,12 @@ def declared(frames: Frames, taken: set[str]) -> Declared:
         members += m
         edges += e
         artifacts += a
-    diags = diag_rows(NAME, "document_skipped",
-                      pl.DataFrame(skipped, schema={"session_id": pl.String, "detail": pl.String}), pl.col("detail"))
+    diags = diag_rows(
+        NAME,
+        "document_skipped",
+        pl.DataFrame(skipped, schema={"session_id": pl.String, "detail": pl.String}),
+        pl.col("detail"),
+    )
     return Declared(
         conform(pl.DataFrame(runs, schema=RUNS), RUNS),
         conform(pl.DataFrame(members, schema=RUN_SESSIONS), RUN_SESSIONS),
@@ -87,49 +91,87 @@ def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict],
         role = a.get("role") if isinstance(a.get("role"), dict) else {}
         phase = a.get("phase") if isinstance(a.get("phase"), dict) else {}
         up = parent.get(node)
-        members.append({
-            "run_id": run_id, "session_id": sid[node], "parent_session_id": sid[up[0]] if up else None,
-            "via": up[1] if up else None, "depth": depth(node),
-            "role": role.get("value"), "role_tier": role.get("tier"), "phase": phase.get("value"),
-        })
+        members.append(
+            {
+                "run_id": run_id,
+                "session_id": sid[node],
+                "parent_session_id": sid[up[0]] if up else None,
+                "via": up[1] if up else None,
+                "depth": depth(node),
+                "role": role.get("value"),
+                "role_tier": role.get("tier"),
+                "phase": phase.get("value"),
+            }
+        )
     arts = {x["id"]: x for x in doc.get("artifacts") or [] if isinstance(x, dict) and "id" in x}
     out_edges = []
     for e in edges:
         art = arts.get(e.get("artifact")) or {}
-        out_edges.append({
-            "kind": e.get("kind", "dep"), "src": sid[e["from"]], "dst": sid[e["to"]], "tier": e.get("tier", "reported"),
-            "evidence": e.get("evidence"), "pass": NAME, "run_id": run_id, "path": art.get("path"),
-            "version": (art.get("version") or 1) if art else None,
-            "src_call_id": e.get("from_attempt"), "dst_call_id": e.get("to_attempt"),
-        })
+        out_edges.append(
+            {
+                "kind": e.get("kind", "dep"),
+                "src": sid[e["from"]],
+                "dst": sid[e["to"]],
+                "tier": e.get("tier", "reported"),
+                "evidence": e.get("evidence"),
+                "pass": NAME,
+                "run_id": run_id,
+                "path": art.get("path"),
+                "version": (art.get("version") or 1) if art else None,
+                "src_call_id": e.get("from_attempt"),
+                "dst_call_id": e.get("to_attempt"),
+            }
+        )
     out_arts = []
     for x in arts.values():
+
         def sessions(ids):
             return [sid[node_of_attempt[i]] for i in ids or [] if i in node_of_attempt]
+
         kind = x.get("kind") if isinstance(x.get("kind"), dict) else {}
         producer_sid = sessions([x.get("producer")])
         if not producer_sid:
             continue
-        out_arts.append({
-            "path": x.get("path"), "version": x.get("version") or 1, "producer": producer_sid[0],
-            "call_id": x.get("producer"), "ts": parse_ts(x.get("first_write_at")), "how": "ocp", "tier": kind.get("tier"),
-            "n_writes": x.get("n_writes") or len(x.get("writers") or []), "n_reads": x.get("n_reads") or 0,
-            "writers": sessions(x.get("writers")), "consumers": sessions(x.get("consumers")),
-        })
+        out_arts.append(
+            {
+                "path": x.get("path"),
+                "version": x.get("version") or 1,
+                "producer": producer_sid[0],
+                "call_id": x.get("producer"),
+                "ts": parse_ts(x.get("first_write_at")),
+                "how": "ocp",
+                "tier": kind.get("tier"),
+                "n_writes": x.get("n_writes") or len(x.get("writers") or []),
+                "n_reads": x.get("n_reads") or 0,
+                "writers": sessions(x.get("writers")),
+                "consumers": sessions(x.get("consumers")),
+            }
+        )
     starts = [t for a in attempts if (t := parse_ts(a.get("started_at")))]
     ends = [t for a in attempts if (t := parse_ts(a.get("ended_at")))]
     harnesses = sorted({a["harness"] for a in attempts if isinstance(a.get("harness"), str)})
-    models = sorted({a["model"]["raw"] for a in attempts if isinstance(a.get("model"), dict)
-                     and isinstance(a["model"].get("raw"), str)})
+    models = sorted(
+        {
+            a["model"]["raw"]
+            for a in attempts
+            if isinstance(a.get("model"), dict) and isinstance(a["model"].get("raw"), str)
+        }
+    )
     roots = [n for n in sid if n not in parent]
     kinds = [e.get("kind") for e in edges]
     run = {
-        "run_id": run_id, "root_session_id": sid[roots[0]] if roots else None,
+        "run_id": run_id,
+        "root_session_id": sid[roots[0]] if roots else None,
         "root_harness": (first.get(roots[0]) or {}).get("harness") if roots else None,
         "started_at": parse_ts(doc["run"].get("started_at")) or (min(starts) if starts else None),
         "ended_at": parse_ts(doc["run"].get("ended_at")) or (max(ends) if ends else None),
-        "n_sessions": len(sid), "n_spawns": kinds.count("spawn"), "n_launches": kinds.count("launch"),
-        "n_artifact_edges": kinds.count("artifact"), "max_depth": max((m["depth"] for m in members), default=0),
-        "harnesses": harnesses, "models": models, "producer": producer,
+        "n_sessions": len(sid),
+        "n_spawns": kinds.count("spawn"),
+        "n_launches": kinds.count("launch"),
+        "n_artifact_edges": kinds.count("artifact"),
+        "max_depth": max((m["depth"] for m in members), default=0),
+        "harnesses": harnesses,
+        "models": models,
+        "producer": producer,
     }
     return run, members, out_edges, out_arts

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ingest.frames import TS
+from sessiongraph.ingest.frames import TS
 
 EDGE_KINDS: tuple[str, ...] = ("spawn", "launch", "artifact", "continue", "fork", "dep")
 

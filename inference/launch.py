@@ -14,9 +14,9 @@ from datetime import timedelta
 
 import polars as pl
 
-from ingest.frames import TS, Frames
-from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
-from inference.nodes import nodes
+from sessiongraph.inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
+from sessiongraph.inference.nodes import nodes
+from sessiongraph.ingest.frames import TS, Frames
 
 NAME = "launch"
 SLACK = timedelta(seconds=5)  # log flush and clock skew between two processes on one machine
@@ -54,10 +54,17 @@ def launch_table(frames: Frames) -> pl.DataFrame:
     )
     table = frames.launches.join(calls, on=keys, how="left", nulls_equal=True, maintain_order="left")
     return table.select(
-        "session_id", "call_id", "segment",
-        pl.col("harness").alias("target"), pl.col("print_mode").fill_null(False), pl.col("cwd").alias("launch_cwd"),
-        pl.col("background").fill_null(False), pl.col("looped").fill_null(False), pl.col("resume").fill_null(False),
-        pl.col("ts").alias("call_start"), "call_end",
+        "session_id",
+        "call_id",
+        "segment",
+        pl.col("harness").alias("target"),
+        pl.col("print_mode").fill_null(False),
+        pl.col("cwd").alias("launch_cwd"),
+        pl.col("background").fill_null(False),
+        pl.col("looped").fill_null(False),
+        pl.col("resume").fill_null(False),
+        pl.col("ts").alias("call_start"),
+        "call_end",
         pl.col("output_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
     ).cast(dict(_LAUNCH))
 
@@ -66,14 +73,18 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     ns = nodes(frames)
     table = launch_table(frames)
     spawned = done.edges.filter(pl.col("kind") == "spawn").select(pl.col("dst").alias("child"))
-    children = ns.filter(pl.col("session_kind") == "main").select(
-        pl.col("session_id").alias("child"),
-        pl.col("harness").alias("target"),
-        pl.col("native_id").alias("child_native"),
-        pl.col("cwd").str.strip_chars_end("/").alias("child_cwd"),
-        pl.col("started_at").alias("child_start"),
-        pl.col("entrypoint").alias("child_entry"),
-    ).join(spawned, on="child", how="anti")
+    children = (
+        ns.filter(pl.col("session_kind") == "main")
+        .select(
+            pl.col("session_id").alias("child"),
+            pl.col("harness").alias("target"),
+            pl.col("native_id").alias("child_native"),
+            pl.col("cwd").str.strip_chars_end("/").alias("child_cwd"),
+            pl.col("started_at").alias("child_start"),
+            pl.col("entrypoint").alias("child_entry"),
+        )
+        .join(spawned, on="child", how="anti")
+    )
 
     window_end = (
         pl.when(pl.col("background") | pl.col("call_end").is_null())
@@ -96,25 +107,38 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     # pairs each launch only with the sessions that started near it.
     live = table.filter(~pl.col("resume")).with_row_index("launch_no")
     bucket_s = int(BUCKET.total_seconds())
-    by_cwd = live.with_columns(
-        key_cwd=pl.col("launch_cwd").str.strip_chars_end("/"),
-        bucket=pl.int_ranges(pl.col("call_start").dt.epoch("s") // bucket_s,
-                             window_end.dt.epoch("s") // bucket_s + 1),
-    ).explode("bucket").join(
-        children.with_columns(bucket=pl.col("child_start").dt.epoch("s") // bucket_s),
-        left_on=["target", "key_cwd", "bucket"], right_on=["target", "child_cwd", "bucket"], how="inner",
-        coalesce=False,
-    ).drop("key_cwd", "target_right", "bucket", "bucket_right")
-    by_out = live.with_columns(out_id=pl.col("output_ids")).explode("out_id").join(
-        children, left_on=["target", "out_id"], right_on=["target", "child_native"], how="inner", coalesce=False
-    ).drop("out_id", "target_right")
+    by_cwd = (
+        live.with_columns(
+            key_cwd=pl.col("launch_cwd").str.strip_chars_end("/"),
+            bucket=pl.int_ranges(
+                pl.col("call_start").dt.epoch("s") // bucket_s, window_end.dt.epoch("s") // bucket_s + 1
+            ),
+        )
+        .explode("bucket")
+        .join(
+            children.with_columns(bucket=pl.col("child_start").dt.epoch("s") // bucket_s),
+            left_on=["target", "key_cwd", "bucket"],
+            right_on=["target", "child_cwd", "bucket"],
+            how="inner",
+            coalesce=False,
+        )
+        .drop("key_cwd", "target_right", "bucket", "bucket_right")
+    )
+    by_out = (
+        live.with_columns(out_id=pl.col("output_ids"))
+        .explode("out_id")
+        .join(children, left_on=["target", "out_id"], right_on=["target", "child_native"], how="inner", coalesce=False)
+        .drop("out_id", "target_right")
+    )
     pairs = pl.concat([by_cwd, by_out.select(by_cwd.columns)]).unique(["launch_no", "child"], maintain_order=True)
     cands = (
         pairs.drop("launch_no")
         .filter(pl.col("child") != pl.col("session_id"))
         .filter(pl.col("child_start") >= pl.col("call_start"))  # never a session that began earlier
         .filter(~(pl.col("print_mode") & interactive))
-        .with_columns(by_id=by_id.fill_null(False), in_window=in_window.fill_null(False), marker=marker.fill_null(False))
+        .with_columns(
+            by_id=by_id.fill_null(False), in_window=in_window.fill_null(False), marker=marker.fill_null(False)
+        )
         .filter(pl.col("by_id") | pl.col("in_window"))
         .with_columns(
             tier=pl.when(pl.col("by_id")).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),

@@ -4,14 +4,34 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
+from sessiongraph.ingest.frames import Frames
 
 # A Codex thread resumed into a new rollout is one session in several files.
 _FIRST_NON_NULL = [
-    "harness", "native_id", "agent_id", "session_kind", "layout", "harness_version", "cwd",
-    "git_branch", "git_commit", "git_repo", "model", "entrypoint", "originator", "slug",
-    "parent_native_id", "parent_agent_id", "parent_tool_use_id", "spawn_depth", "agent_type",
-    "forked_from_id", "root_native_id", "continued_from_id", "caused_by_id", "depends_on",
+    "harness",
+    "native_id",
+    "agent_id",
+    "session_kind",
+    "layout",
+    "harness_version",
+    "cwd",
+    "git_branch",
+    "git_commit",
+    "git_repo",
+    "model",
+    "entrypoint",
+    "originator",
+    "slug",
+    "parent_native_id",
+    "parent_agent_id",
+    "parent_tool_use_id",
+    "spawn_depth",
+    "agent_type",
+    "forked_from_id",
+    "root_native_id",
+    "continued_from_id",
+    "caused_by_id",
+    "depends_on",
     "first_prompt_hash",
 ]
 

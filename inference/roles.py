@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.edges import RUN_SESSIONS, conform
-from inference.nodes import nodes
+from sessiongraph.inference.edges import RUN_SESSIONS, conform
+from sessiongraph.inference.nodes import nodes
+from sessiongraph.ingest.frames import Frames
 
 # Declared subagent types (Claude agentType/subagent_type, Codex agent_role) -> role.
 TYPE_ROLES = {"plan": "planner", "architect": "planner", "review": "reviewer", "audit": "reviewer"}
@@ -38,18 +38,16 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
         (pl.col("op") == "write") & (pl.col("tier") != "heuristic") & ~pl.col("path").str.contains("://")
     )
     writers = writes.select("session_id").unique()
-    review_calls = (
-        frames.launches.group_by(pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"))
-        .agg(launch_review=pl.col("review").any())
-    )
+    review_calls = frames.launches.group_by(
+        pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id")
+    ).agg(launch_review=pl.col("review").any())
     launch_review = (
         edges.filter(pl.col("kind") == "launch")
         .join(review_calls, on=["src", "src_call_id"], how="left")
         .select(pl.col("dst").alias("session_id"), "launch_review")
     )
     last_write = (
-        writes
-        .join(members.select("session_id", "run_id"), on="session_id")
+        writes.join(members.select("session_id", "run_id"), on="session_id")
         .group_by("run_id")
         .agg(last_write=pl.col("ts").max())
     )
@@ -68,13 +66,20 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     reviews = pl.col("launch_review").fill_null(False)
     helper = pl.col("via").is_in(("compaction", "warmup"))
     role = (
-        pl.when(helper).then(pl.lit("worker"))
-        .when(root & pl.col("is_parent")).then(pl.lit("lead"))
-        .when(root).then(pl.lit("solo"))
-        .when(launched & reviews).then(pl.lit("reviewer"))
-        .when(launched).then(pl.lit("cli"))
-        .when(pl.col("declared").is_not_null()).then(pl.col("declared"))
-        .when(pl.col("wrote")).then(pl.lit("implementer"))
+        pl.when(helper)
+        .then(pl.lit("worker"))
+        .when(root & pl.col("is_parent"))
+        .then(pl.lit("lead"))
+        .when(root)
+        .then(pl.lit("solo"))
+        .when(launched & reviews)
+        .then(pl.lit("reviewer"))
+        .when(launched)
+        .then(pl.lit("cli"))
+        .when(pl.col("declared").is_not_null())
+        .then(pl.col("declared"))
+        .when(pl.col("wrote"))
+        .then(pl.lit("implementer"))
         .otherwise(pl.lit("subagent"))
     )
     role_tier = (
@@ -88,7 +93,15 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
         .otherwise(pl.lit("build"))
     )
     return conform(
-        df.select("run_id", "session_id", "parent_session_id", "via", "depth",
-                  role.alias("role"), role_tier.alias("role_tier"), phase.alias("phase")),
+        df.select(
+            "run_id",
+            "session_id",
+            "parent_session_id",
+            "via",
+            "depth",
+            role.alias("role"),
+            role_tier.alias("role_tier"),
+            phase.alias("phase"),
+        ),
         RUN_SESSIONS,
     ).sort("run_id", "depth", "session_id")

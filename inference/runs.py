@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.declared import declared
-from inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, PassResult, conform, diag_rows, stable_id
-from inference.nodes import nodes
-from inference.roles import roles
+from sessiongraph.inference.declared import declared
+from sessiongraph.inference.edges import (
+    ARTIFACTS,
+    EDGES,
+    RUN_SESSIONS,
+    RUNS,
+    Inferred,
+    PassResult,
+    conform,
+    diag_rows,
+    stable_id,
+)
+from sessiongraph.inference.nodes import nodes
+from sessiongraph.inference.roles import roles
+from sessiongraph.ingest.frames import Frames
 
 NAME = "runs"
 TREE_KINDS = ("spawn", "launch")
@@ -27,7 +37,9 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         done.edges.filter(pl.col("kind").is_in(TREE_KINDS))
         .sort(pl.col("kind") != "spawn", "ts")  # a child both spawned and launched: the spawn wins
         .unique("dst", keep="first", maintain_order=True)
-        .select(pl.col("dst").alias("session_id"), pl.col("src").alias("parent_session_id"), pl.col("kind").alias("via"))
+        .select(
+            pl.col("dst").alias("session_id"), pl.col("src").alias("parent_session_id"), pl.col("kind").alias("via")
+        )
     )
     tree = pl.concat([tree, _helpers(ns, tree)])
     members, cycles = _roots(ns.select("session_id"), tree)
@@ -42,10 +54,14 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         .drop("src_run", "dst_run")
     )
     info = ns.select("session_id", "harness", "model", "started_at", "ended_at")
-    counts = edges.filter(pl.col("run_id").is_not_null()).group_by("run_id").agg(
-        n_spawns=(pl.col("kind") == "spawn").sum(),
-        n_launches=(pl.col("kind") == "launch").sum(),
-        n_artifact_edges=(pl.col("kind") == "artifact").sum(),
+    counts = (
+        edges.filter(pl.col("run_id").is_not_null())
+        .group_by("run_id")
+        .agg(
+            n_spawns=(pl.col("kind") == "spawn").sum(),
+            n_launches=(pl.col("kind") == "launch").sum(),
+            n_artifact_edges=(pl.col("kind") == "artifact").sum(),
+        )
     )
     table = (
         members.join(info, on="session_id", how="left")
@@ -64,14 +80,14 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         .with_columns(pl.col("n_spawns", "n_launches", "n_artifact_edges").fill_null(0))
         .sort("started_at", "run_id", nulls_last=True)
     )
-    run_sessions = roles(
-        frames, members.join(tree, on="session_id", how="left").drop("root"), edges
-    )
+    run_sessions = roles(frames, members.join(tree, on="session_id", how="left").drop("root"), edges)
     stated = declared(frames, set(table["run_id"]))
-    diags = pl.concat([
-        diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root"),
-        stated.diagnostics,
-    ])
+    diags = pl.concat(
+        [
+            diag_rows(NAME, "cycle_broken", cycles, "spawn/launch cycle; this session made a root"),
+            stated.diagnostics,
+        ]
+    )
     return PassResult(
         edges.head(0),
         diags,

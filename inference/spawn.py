@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.frames import Frames
-from inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
-from inference.nodes import call_sessions, nodes
-from inference.tiers import rank
+from sessiongraph.inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
+from sessiongraph.inference.nodes import call_sessions, nodes
+from sessiongraph.inference.tiers import rank
+from sessiongraph.ingest.frames import Frames
 
 NAME = "spawn"
 CHILD_KINDS = ("subagent", "workflow")
@@ -44,7 +44,9 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
         best.join(ns.select(pl.col("session_id").alias("dst"), pl.col("started_at").alias("child_start")), on="dst")
         .join(
             frames.calls.select(
-                pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), pl.col("started_at").alias("ts")
+                pl.col("session_id").alias("src"),
+                pl.col("call_id").alias("src_call_id"),
+                pl.col("started_at").alias("ts"),
             ),
             on=["src", "src_call_id"],
             how="left",
@@ -85,8 +87,12 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
         pl.col("session_id").alias("dst"), "native_id", "agent_id", "parent_tool_use_id", "first_prompt_hash", "layout"
     )
     c = calls.filter(pl.col("harness") == "claude-code").select(
-        pl.col("session_id").alias("src"), "native_id", pl.col("call_id").alias("src_call_id"),
-        "result_agent_id", "progress_agent_id", "prompt_hash",
+        pl.col("session_id").alias("src"),
+        "native_id",
+        pl.col("call_id").alias("src_call_id"),
+        "result_agent_id",
+        "progress_agent_id",
+        "prompt_hash",
     )
     routes = [
         # (child column, call column, tier, evidence)
@@ -111,9 +117,7 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
             same_prompt = pl.col("first_prompt_hash") == pl.col("prompt_hash")
             m = m.with_columns(
                 tier=pl.when(inline & ~same_prompt.fill_null(False)).then(pl.lit("heuristic")).otherwise(pl.lit(tier)),
-                evidence=pl.when(inline)
-                .then(pl.lit("inline sidechain within the call"))
-                .otherwise(pl.lit(evidence)),
+                evidence=pl.when(inline).then(pl.lit("inline sidechain within the call")).otherwise(pl.lit(evidence)),
             )
         else:
             m = m.with_columns(tier=pl.lit(tier), evidence=pl.lit(evidence))
@@ -203,8 +207,5 @@ def _best(cands: pl.DataFrame) -> pl.DataFrame:
     agree = ranked.join(top.select("dst", pl.col("src").alias("top_src")), on="dst").filter(
         pl.col("src") == pl.col("top_src")
     )
-    evidence = (
-        agree.group_by("dst")
-        .agg(pl.col("evidence").unique(maintain_order=True).str.join(" + "))
-    )
+    evidence = agree.group_by("dst").agg(pl.col("evidence").unique(maintain_order=True).str.join(" + "))
     return top.join(evidence, on="dst")

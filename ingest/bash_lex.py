@@ -55,18 +55,18 @@ def word(s: str, i: int) -> tuple[int, Tok]:
             i += c == "$"
             j = s.find("'", i + 1)
             j = n if j < 0 else j
-            out.append(s[i + 1:j])
+            out.append(s[i + 1 : j])
             i = j + 1
         elif c == "\\":
             if i + 1 < n and s[i + 1] != "\n":
-                out.append(s[i + 1] if not dq or s[i + 1] in '"\\$`' else s[i:i + 2])
+                out.append(s[i + 1] if not dq or s[i + 1] in '"\\$`' else s[i : i + 2])
             i += 2
         elif c == "`" or s.startswith(("$(", "${"), i):
             j = s.find("`", i + 1) if c == "`" else close(s, i + 1, "()" if s[i + 1] == "(" else "{}")
             j = n if j < 0 else j
             if c == "`" or s[i + 1] == "(":
-                subs.append(s[i + 1 + (c == "$"):j])
-            out.append(s[i:j + 1])
+                subs.append(s[i + 1 + (c == "$") : j])
+            out.append(s[i : j + 1])
             dyn, i = True, j + 1
         else:  # a lone `$`, or whitespace _PLAIN does not take
             dyn = dyn or c == "$"
@@ -86,7 +86,7 @@ def lex(s: str) -> list[Tok]:
             i = n if j < 0 else j
         elif s.startswith(("((", "<(", ">("), i):  # arithmetic; process substitution
             j = close(s, i if c == "(" else i + 1)
-            toks.append(Tok("w", s[i:j + 1], True, [] if c == "(" else [s[i + 2:j]]))
+            toks.append(Tok("w", s[i : j + 1], True, [] if c == "(" else [s[i + 2 : j]]))
             i = j + 1
         elif m := _OP.match(s, i):
             i, op = m.end(), m.group(2) or m.group()
@@ -94,7 +94,7 @@ def lex(s: str) -> list[Tok]:
                 toks.append(Tok("op", ";"))
                 for tok, delim in pending:  # heredoc bodies start on the next line
                     end = re.compile(rf"^[ \t]*{re.escape(delim)}[ \t\r]*$", re.M).search(s, i)
-                    tok.body = s[i:end.start() if end else n].removesuffix("\n")
+                    tok.body = s[i : end.start() if end else n].removesuffix("\n")
                     i = min(end.end() + 1, n) if end else n
                 pending.clear()
             elif m.group(2):

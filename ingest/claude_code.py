@@ -30,11 +30,20 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
-from ingest.frames import Frames
-from ingest import resume
-from ingest.jsonl import Diagnostics, as_int, as_str, decode_line, find_uuids, json_type, parse_ts, text_hash
-from ingest.paths import normalise
-from ingest.resume import Checkpoint
+from sessiongraph.ingest import resume
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    as_int,
+    as_str,
+    decode_line,
+    find_uuids,
+    json_type,
+    parse_ts,
+    text_hash,
+)
+from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.resume import Checkpoint
 
 NAME = "claude-code"
 
@@ -42,9 +51,21 @@ NAME = "claude-code"
 THREADED_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
 FLAT_TYPES = frozenset(
     {
-        "summary", "file-history-snapshot", "queue-operation", "ai-title", "last-prompt",
-        "bridge-session", "custom-title", "agent-name", "mode", "permission-mode", "atis-latch",
-        "frame-link", "cost-state", "file-history-delta", "tag",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "ai-title",
+        "last-prompt",
+        "bridge-session",
+        "custom-title",
+        "agent-name",
+        "mode",
+        "permission-mode",
+        "atis-latch",
+        "frame-link",
+        "cost-state",
+        "file-history-delta",
+        "tag",
     }
 )
 
@@ -319,8 +340,17 @@ class _Parser:
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
-    _STATE = ("native", "calls", "call_session", "prompts", "open_spawns", "usage", "progress",
-              "sidechain_root", "continued_from")
+    _STATE = (
+        "native",
+        "calls",
+        "call_session",
+        "prompts",
+        "open_spawns",
+        "usage",
+        "progress",
+        "sidechain_root",
+        "continued_from",
+    )
 
     def state(self) -> dict:
         out = resume.save_fields(self, self._STATE)
@@ -573,9 +603,7 @@ class _Parser:
             row.update(session_id=sid, source_path=self.path)
             calls.append(row)
             events.extend(self._file_events(row))
-        usage = [
-            {**u, "session_id": ids[key], "source_path": self.path} for (key, _), u in self.usage.items()
-        ]
+        usage = [{**u, "session_id": ids[key], "source_path": self.path} for (key, _), u in self.usage.items()]
         return Frames.from_rows(
             sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.diags.rows
         )
@@ -692,9 +720,7 @@ def _block_text(block: dict) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
 
 

@@ -13,32 +13,54 @@ from collections import Counter
 
 import orjson
 
-from ingest import resume
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
-from ingest.paths import normalise
-from ingest.resume import Checkpoint
+from sessiongraph.ingest import resume
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
+from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.resume import Checkpoint
 
 NAME = "codex"
 
 # RolloutItem kinds (codex-rs protocol.rs, late 2025); newer builds add more (e.g. inter_agent).
-ENVELOPE_KINDS = frozenset(
-    {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
-)
+ENVELOPE_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 # response_item payload types: spec 2.4, codex-rs core/src/rollout/policy.rs (late 2025) and
 # the corpus (0.125.0, 0.128.0-alpha.1).
-KNOWN_RESPONSE_ITEMS = frozenset({
-    "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-    "custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot",
-    "compaction",
-})
+KNOWN_RESPONSE_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+    }
+)
 # event_msg payload types: spec 2.5, rollout/policy.rs (late 2025) and the corpus.
-KNOWN_EVENTS = frozenset({
-    "task_started", "task_complete", "user_message", "agent_message", "agent_reasoning",
-    "agent_reasoning_raw_content", "token_count", "exec_command_end", "patch_apply_end",
-    "web_search_end", "turn_aborted", "context_compacted", "entered_review_mode",
-    "exited_review_mode", "undo_completed", "collab_agent_spawn_end", "collab_waiting_end",
-})
+KNOWN_EVENTS = frozenset(
+    {
+        "task_started",
+        "task_complete",
+        "user_message",
+        "agent_message",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "token_count",
+        "exec_command_end",
+        "patch_apply_end",
+        "web_search_end",
+        "turn_aborted",
+        "context_compacted",
+        "entered_review_mode",
+        "exited_review_mode",
+        "undo_completed",
+        "collab_agent_spawn_end",
+        "collab_waiting_end",
+    }
+)
 # SessionSource strings (codex-rs protocol.rs) -> entrypoint.
 SOURCE_ENTRYPOINTS = {"cli": "cli", "exec": "exec", "vscode": "vscode", "mcp": "mcp"}
 # Rollouts older than `source` (< ~0.4x) only name the originator.
@@ -48,8 +70,12 @@ SUBAGENT_KINDS = {"review": "review", "compact": "compaction"}
 # Tool -> call kind. Shell tools by era: shell (<= 0.4x), shell_command (~0.5x-0.6x),
 # exec_command (unified exec, 0.1xx); local_shell_call is the older built-in shell item.
 TOOL_KINDS = {
-    "shell": "shell", "shell_command": "shell", "exec_command": "shell",
-    "local_shell_call": "shell", "apply_patch": "patch", "spawn_agent": "spawn",
+    "shell": "shell",
+    "shell_command": "shell",
+    "exec_command": "shell",
+    "local_shell_call": "shell",
+    "apply_patch": "patch",
+    "spawn_agent": "spawn",
 }
 # argv[0] of `[sh, -lc, SCRIPT]` wrappers whose script is the real command.
 WRAPPER_SHELLS = frozenset({"bash", "zsh", "sh"})
@@ -66,9 +92,7 @@ _PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 _META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
 _META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
-_LEGACY_HEAD = re.compile(
-    rb'^\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:'
-)
+_LEGACY_HEAD = re.compile(rb'^\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
 _MAX_IDS = 20
 
 
@@ -107,8 +131,7 @@ def parse(path: str) -> Frames:
     return parse_from(path)[0]
 
 
-def parse_from(path: str, checkpoint: Checkpoint | None = None,
-               scrub=None) -> tuple[Frames, Checkpoint | None]:
+def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
     return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub)
 
@@ -116,9 +139,7 @@ def parse_from(path: str, checkpoint: Checkpoint | None = None,
 def _texts(value: object) -> str | None:
     """A string, or the joined ``text`` of content items ``[{type, text}, ...]``."""
     if isinstance(value, list):
-        return "\n".join(
-            i["text"] for i in value if isinstance(i, dict) and isinstance(i.get("text"), str)
-        )
+        return "\n".join(i["text"] for i in value if isinstance(i, dict) and isinstance(i.get("text"), str))
     return value if isinstance(value, str) else None
 
 
@@ -223,17 +244,22 @@ def _identity(m: dict) -> dict:
         bad_source = json_type(source)  # reported with the session row
     depth = spawn.get("depth")
     return {
-        "native_id": as_str(m.get("id")), "cwd": as_str(m.get("cwd")),
+        "native_id": as_str(m.get("id")),
+        "cwd": as_str(m.get("cwd")),
         "harness_version": as_str(m.get("cli_version")),
-        "git_branch": as_str(git.get("branch")), "git_commit": as_str(git.get("commit_hash")),
-        "git_repo": as_str(git.get("repository_url")), "started_at": parse_ts(m.get("timestamp")),
-        "entrypoint": entry, "originator": originator, "session_kind": kind,
-        "parent_native_id": as_str(spawn.get("parent_thread_id"))
-        or as_str(m.get("parent_thread_id")),
+        "git_branch": as_str(git.get("branch")),
+        "git_commit": as_str(git.get("commit_hash")),
+        "git_repo": as_str(git.get("repository_url")),
+        "started_at": parse_ts(m.get("timestamp")),
+        "entrypoint": entry,
+        "originator": originator,
+        "session_kind": kind,
+        "parent_native_id": as_str(spawn.get("parent_thread_id")) or as_str(m.get("parent_thread_id")),
         "spawn_depth": depth if type(depth) is int else None,
         "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")),
         "forked_from_id": as_str(m.get("forked_from_id")),
-        "root_native_id": as_str(m.get("session_id")), "bad_source": bad_source,
+        "root_native_id": as_str(m.get("session_id")),
+        "bad_source": bad_source,
     }
 
 
@@ -271,9 +297,28 @@ class _Rollout:
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
-    _STATE = ("meta", "legacy", "first_ts", "last_ts", "n_records", "models", "model", "turn_cwd",
-              "prompt_hash", "item_prompt_hash", "calls", "by_id", "patch_text", "stdin_proc",
-              "outputs", "ends", "events", "usage", "max_total", "prev")
+    _STATE = (
+        "meta",
+        "legacy",
+        "first_ts",
+        "last_ts",
+        "n_records",
+        "models",
+        "model",
+        "turn_cwd",
+        "prompt_hash",
+        "item_prompt_hash",
+        "calls",
+        "by_id",
+        "patch_text",
+        "stdin_proc",
+        "outputs",
+        "ends",
+        "events",
+        "usage",
+        "max_total",
+        "prev",
+    )
 
     def state(self) -> dict:
         return resume.save_fields(self, self._STATE)
@@ -297,8 +342,9 @@ class _Rollout:
             row["session_id"] = session["session_id"]
         for row in self.usage:  # a count before the first turn_context: the session's model
             row["model"] = row["model"] or session["model"]
-        return Frames.from_rows(sessions=[session], calls=self.calls, file_events=self.events,
-                                usage=self.usage, diagnostics=self.diags.rows)
+        return Frames.from_rows(
+            sessions=[session], calls=self.calls, file_events=self.events, usage=self.usage, diagnostics=self.diags.rows
+        )
 
     def feed(self, n: int, rec: dict) -> None:
         self.n_records += 1
@@ -412,9 +458,15 @@ class _Rollout:
     def _add_call(self, p: dict, tool: str | None, ts, n: int, *, call_id=None) -> dict:
         call_id = call_id or as_str(p.get("call_id"))
         row = {
-            "call_id": call_id, "tool": tool, "kind": TOOL_KINDS.get(tool or "", "other"),
-            "started_at": ts, "cwd": self._cwd(), "paths": [], "output_ids": [],
-            "source_path": self.path, "line": n,
+            "call_id": call_id,
+            "tool": tool,
+            "kind": TOOL_KINDS.get(tool or "", "other"),
+            "started_at": ts,
+            "cwd": self._cwd(),
+            "paths": [],
+            "output_ids": [],
+            "source_path": self.path,
+            "line": n,
         }
         self.calls.append(row)
         if call_id:
@@ -504,12 +556,21 @@ class _Rollout:
                 path = normalise(item["path"], cwd) if isinstance(item.get("path"), str) else None
                 if path and path not in seen:
                     seen.add(path)
-                    self._file_event(as_str(p.get("call_id")), ts, path, "read", "parsed_cmd",
-                                     "reported", n)
+                    self._file_event(as_str(p.get("call_id")), ts, path, "read", "parsed_cmd", "reported", n)
 
     def _file_event(self, call_id, ts, path, op, how, tier, line) -> None:
-        self.events.append({"call_id": call_id, "ts": ts, "path": path, "op": op, "how": how,
-                            "tier": tier, "source_path": self.path, "line": line})
+        self.events.append(
+            {
+                "call_id": call_id,
+                "ts": ts,
+                "path": path,
+                "op": op,
+                "how": how,
+                "tier": tier,
+                "source_path": self.path,
+                "line": line,
+            }
+        )
 
     def _tokens(self, p: dict, ts, n: int) -> None:
         info = p.get("info")
@@ -526,16 +587,30 @@ class _Rollout:
         if grand <= self.max_total:  # cumulative totals: an equal or lower one is a re-emit/replay
             return
         cached = as_int(total.get("cached_input_tokens"))
-        cur = (as_int(total.get("input_tokens")) - cached, cached,
-               as_int(total.get("output_tokens")), as_int(total.get("reasoning_output_tokens")))
-        inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev))
+        cur = (
+            as_int(total.get("input_tokens")) - cached,
+            cached,
+            as_int(total.get("output_tokens")),
+            as_int(total.get("reasoning_output_tokens")),
+        )
+        inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev, strict=True))
         self.prev, self.max_total = cur, grand
-        self.usage.append({
-            "ts": ts, "model": self.model, "message_id": f"cum:{grand}", "input_tokens": inp,
-            "cache_read_tokens": cache, "output_tokens": out, "reasoning_tokens": reason,
-            "cache_creation_tokens": 0, "cache_creation_5m_tokens": 0,
-            "cache_creation_1h_tokens": 0, "source_path": self.path, "line": n,
-        })
+        self.usage.append(
+            {
+                "ts": ts,
+                "model": self.model,
+                "message_id": f"cum:{grand}",
+                "input_tokens": inp,
+                "cache_read_tokens": cache,
+                "output_tokens": out,
+                "reasoning_tokens": reason,
+                "cache_creation_tokens": 0,
+                "cache_creation_5m_tokens": 0,
+                "cache_creation_1h_tokens": 0,
+                "source_path": self.path,
+                "line": n,
+            }
+        )
 
     # -- pairing results with calls --------------------------------------------------------------
 
@@ -599,8 +674,7 @@ class _Rollout:
                 row["result_agent_id"] = a
         return applied
 
-    def _changes(self, facts: list[tuple] | str | None, cwd: str | None,
-                 n: int) -> list[tuple[str, str]] | None:
+    def _changes(self, facts: list[tuple] | str | None, cwd: str | None, n: int) -> list[tuple[str, str]] | None:
         """(path, op) pairs of a patch_apply_end's _change_facts; a move deletes the old path."""
         if facts is None or isinstance(facts, str):
             if facts is not None:
@@ -639,10 +713,16 @@ class _Rollout:
         # An empty first user_message ("") gives way to the item prompt, as a missing one does.
         prompt = self.prompt_hash or self.item_prompt_hash
         return {
-            **ident, "session_id": f"{NAME}:{native}", "harness": NAME,
-            "layout": "rollout", "source_path": self.path, "source_bytes": size,
+            **ident,
+            "session_id": f"{NAME}:{native}",
+            "harness": NAME,
+            "layout": "rollout",
+            "source_path": self.path,
+            "source_bytes": size,
             "cwd": ident.get("cwd") or self.turn_cwd,
-            "started_at": ident.get("started_at") or self.first_ts, "ended_at": self.last_ts,
+            "started_at": ident.get("started_at") or self.first_ts,
+            "ended_at": self.last_ts,
             "model": self.models.most_common(1)[0][0] if self.models else None,
-            "first_prompt_hash": prompt, "n_records": self.n_records,
+            "first_prompt_hash": prompt,
+            "n_records": self.n_records,
         }

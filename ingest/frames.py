@@ -41,17 +41,37 @@ TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
 # main: a top-level transcript; subagent: spawned by a tool call; the rest share a
 # subagent's layout but are not spawns (their tokens are still real spend).
 SESSION_KINDS: tuple[str, ...] = (
-    "main", "subagent", "compaction", "warmup", "workflow", "review",
+    "main",
+    "subagent",
+    "compaction",
+    "warmup",
+    "workflow",
+    "review",
     "imported",  # a node of an imported run document: its lineage is the document's, not inferred
 )
 
 # OCP 0.3 vocabularies (shared/specs/ocp-0.3-digest.md section 5): node state (recommended),
 # attempt status (closed; the last six are terminal) and outcome tier (closed).
 NODE_STATES: tuple[str, ...] = (
-    "queued", "working", "review", "blocked", "done", "failed", "rejected", "canceled", "settled_unverified",
+    "queued",
+    "working",
+    "review",
+    "blocked",
+    "done",
+    "failed",
+    "rejected",
+    "canceled",
+    "settled_unverified",
 )
 ATTEMPT_STATUSES: tuple[str, ...] = (
-    "queued", "working", "done", "failed", "rejected", "canceled", "settled_unverified", "lost",
+    "queued",
+    "working",
+    "done",
+    "failed",
+    "rejected",
+    "canceled",
+    "settled_unverified",
+    "lost",
 )
 TERMINAL_STATUSES: tuple[str, ...] = ATTEMPT_STATUSES[2:]
 # Strongest first: checked mechanically, stated by another party, inferred, claimed by the worker.

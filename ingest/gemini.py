@@ -52,8 +52,8 @@ from datetime import UTC, datetime
 
 import orjson
 
-from ingest.frames import Frames
-from ingest.jsonl import (
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
@@ -64,7 +64,7 @@ from ingest.jsonl import (
     read_records,
     text_hash,
 )
-from ingest.paths import normalise
+from sessiongraph.ingest.paths import normalise
 
 NAME = "gemini-cli"
 
@@ -297,8 +297,13 @@ class _Chat:
             raw_ts = msg.get("timestamp")
             ts = parse_ts(raw_ts)
             if ts is None:
-                self.d.add("bad_timestamp", n, f"{where}: timestamp missing" if raw_ts is None
-                           else f"{where}: timestamp unparseable {json_type(raw_ts)}")
+                self.d.add(
+                    "bad_timestamp",
+                    n,
+                    f"{where}: timestamp missing"
+                    if raw_ts is None
+                    else f"{where}: timestamp unparseable {json_type(raw_ts)}",
+                )
             else:
                 first_ts = ts if first_ts is None or ts < first_ts else first_ts
                 last_ts = ts if last_ts is None or ts > last_ts else last_ts
@@ -361,8 +366,9 @@ class _Chat:
             "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
             "n_records": kept,
         }
-        return Frames.from_rows(sessions=[session], calls=calls, file_events=events,
-                                usage=list(usage.values()), diagnostics=self.d.rows)
+        return Frames.from_rows(
+            sessions=[session], calls=calls, file_events=events, usage=list(usage.values()), diagnostics=self.d.rows
+        )
 
     def _usage(self, usage: dict, key: str, msg: dict, ts, model, n, where: str) -> None:
         tokens = msg.get("tokens")
@@ -404,8 +410,13 @@ class _Chat:
                 if p.startswith("/"):
                     candidates.append(posixpath.normpath(p))
             rel = args.get("file_path")
-            if revealed is None and call.get("name") in ("write_file", "replace") and isinstance(rel, str) \
-                    and rel and not rel.startswith("/"):
+            if (
+                revealed is None
+                and call.get("name") in ("write_file", "replace")
+                and isinstance(rel, str)
+                and rel
+                and not rel.startswith("/")
+            ):
                 suffix = "/" + posixpath.normpath(rel)
                 for p in found:
                     if posixpath.normpath(p).endswith(suffix):
@@ -500,8 +511,17 @@ class _Chat:
         op = FILE_TOOLS[row["tool"]][1]
         at = row["ended_at"] or row["started_at"]
         return [
-            {"session_id": sid, "call_id": row["call_id"], "ts": at, "path": p, "op": op, "how": row["tool"],
-             "tier": "verified", "source_path": self.path, "line": row["line"]}
+            {
+                "session_id": sid,
+                "call_id": row["call_id"],
+                "ts": at,
+                "path": p,
+                "op": op,
+                "how": row["tool"],
+                "tier": "verified",
+                "source_path": self.path,
+                "line": row["line"],
+            }
             for p in row["paths"]
         ]
 

@@ -18,8 +18,8 @@ import re
 
 import orjson
 
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts
 
 NAME = "ocp"
 VERSIONS = ("0.1", "0.2", "0.3")
@@ -95,46 +95,58 @@ def parse(path: str) -> Frames:
     nodes = {n["id"] for n in doc["nodes"]}
     for a in doc.get("attempts") or []:
         if not isinstance(a, dict) or a.get("node") not in nodes:
-            diags.add("bad_document", None, f"attempt {str(a.get('id'))[:60] if isinstance(a, dict) else '?'} "
-                      "names no node; left out")
+            diags.add(
+                "bad_document",
+                None,
+                f"attempt {str(a.get('id'))[:60] if isinstance(a, dict) else '?'} names no node; left out",
+            )
             continue
         sid = node_session(run_id, a["node"])
         model = a.get("model") if isinstance(a.get("model"), dict) else {}
-        sessions.append({
-            "session_id": sid,
-            "harness": as_str(a.get("harness")) or NAME,
-            "native_id": as_str(a.get("session")) or a["node"],
-            "session_kind": "imported",
-            "layout": "ocp",
-            "source_path": path,
-            "source_bytes": len(raw),
-            "cwd": as_str(a.get("cwd")),
-            "started_at": parse_ts(a.get("started_at")),
-            "ended_at": parse_ts(a.get("ended_at")),
-            "model": as_str(model.get("raw")) or as_str(model.get("id")),
-            "originator": producer,
-            "n_records": 1,
-        })
+        sessions.append(
+            {
+                "session_id": sid,
+                "harness": as_str(a.get("harness")) or NAME,
+                "native_id": as_str(a.get("session")) or a["node"],
+                "session_kind": "imported",
+                "layout": "ocp",
+                "source_path": path,
+                "source_bytes": len(raw),
+                "cwd": as_str(a.get("cwd")),
+                "started_at": parse_ts(a.get("started_at")),
+                "ended_at": parse_ts(a.get("ended_at")),
+                "model": as_str(model.get("raw")) or as_str(model.get("id")),
+                "originator": producer,
+                "n_records": 1,
+            }
+        )
         cost = a.get("cost")
         if isinstance(cost, dict):
             created = as_int(cost.get("cache_creation_tokens"))
             one_hour = as_int(cost.get("cache_creation_1h_tokens"))
-            usage.append({
-                "session_id": sid,
-                "ts": parse_ts(a.get("ended_at")) or parse_ts(a.get("started_at")),
-                "model": sessions[-1]["model"],
-                "message_id": f"ocp:{a['id']}",
-                "input_tokens": as_int(cost.get("input_tokens")),
-                "output_tokens": as_int(cost.get("output_tokens")),
-                "cache_read_tokens": as_int(cost.get("cached_input_tokens")),
-                "cache_creation_tokens": created,
-                "cache_creation_5m_tokens": as_int(cost.get("cache_creation_5m_tokens")) or created - one_hour,
-                "cache_creation_1h_tokens": one_hour,
-                "reasoning_tokens": as_int(cost.get("reasoning_tokens")),
-                "source_path": path,
-            })
-    document = {"source_path": path, "run_id": run_id, "producer": producer, "ocp_version": version,
-                "document": canonical(doc)}
+            usage.append(
+                {
+                    "session_id": sid,
+                    "ts": parse_ts(a.get("ended_at")) or parse_ts(a.get("started_at")),
+                    "model": sessions[-1]["model"],
+                    "message_id": f"ocp:{a['id']}",
+                    "input_tokens": as_int(cost.get("input_tokens")),
+                    "output_tokens": as_int(cost.get("output_tokens")),
+                    "cache_read_tokens": as_int(cost.get("cached_input_tokens")),
+                    "cache_creation_tokens": created,
+                    "cache_creation_5m_tokens": as_int(cost.get("cache_creation_5m_tokens")) or created - one_hour,
+                    "cache_creation_1h_tokens": one_hour,
+                    "reasoning_tokens": as_int(cost.get("reasoning_tokens")),
+                    "source_path": path,
+                }
+            )
+    document = {
+        "source_path": path,
+        "run_id": run_id,
+        "producer": producer,
+        "ocp_version": version,
+        "document": canonical(doc),
+    }
     return Frames.from_rows(sessions=sessions, usage=usage, diagnostics=diags.rows, documents=[document])
 
 

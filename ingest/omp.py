@@ -62,17 +62,24 @@ from pathlib import Path
 
 import orjson
 
-from ingest import pi
-from ingest.frames import Frames
-from ingest.jsonl import as_int, as_str, json_type, text_hash
+from sessiongraph.ingest import pi
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import as_int, as_str, json_type, text_hash
 
 NAME = "omp"
 
 # Entry types oh-my-pi adds to pi's v3 (oh-my-pi docs/session.md, 2026).
-OMP_ONLY_TYPES = frozenset({
-    "service_tier_change", "reset_boundary", "title_change", "ttsr_injection", "credential_pin",
-    "session_init", "mode_change",
-})
+OMP_ONLY_TYPES = frozenset(
+    {
+        "service_tier_change",
+        "reset_boundary",
+        "title_change",
+        "ttsr_injection",
+        "credential_pin",
+        "session_init",
+        "mode_change",
+    }
+)
 ENTRY_TYPES = pi.ENTRY_TYPES | OMP_ONLY_TYPES
 # Message roles oh-my-pi adds (docs/session.md role table).
 OMP_ONLY_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
@@ -191,8 +198,7 @@ class _Omp(pi.Transcript):
 
     def _boundary(self, rec: dict, kind: str, ts: datetime | None) -> None:
         msg = rec.get("message")
-        if (self.child and self.settled and kind == "message" and isinstance(msg, dict)
-                and msg.get("role") == "user"):
+        if self.child and self.settled and kind == "message" and isinstance(msg, dict) and msg.get("role") == "user":
             self.attempts.append(pi.Attempt(len(self.attempts) + 1))
             self.settled = False
 
@@ -242,10 +248,18 @@ class _Omp(pi.Transcript):
             items = [t for t in tasks if isinstance(t, dict)]
             rows = []
             for i, t in enumerate(items or [{}]):
-                r = dict(row, call_id=row["call_id"] if len(items) <= 1 else f"{row['call_id']}#{i + 1}",
-                         paths=[], output_ids=[])
-                self._spawn_fields(r, as_str(t.get("agent")) or agent, t.get("description"),
-                                   t.get("task") if "task" in t else t.get("assignment"))
+                r = dict(
+                    row,
+                    call_id=row["call_id"] if len(items) <= 1 else f"{row['call_id']}#{i + 1}",
+                    paths=[],
+                    output_ids=[],
+                )
+                self._spawn_fields(
+                    r,
+                    as_str(t.get("agent")) or agent,
+                    t.get("description"),
+                    t.get("task") if "task" in t else t.get("assignment"),
+                )
                 self.task_meta[r["call_id"]] = {"index": i, "isolated": t.get("isolated") is True}
                 rows.append(r)
             return rows
@@ -284,8 +298,12 @@ class _Omp(pi.Transcript):
             meta = self.task_meta.get(row["call_id"], {"index": i, "isolated": False})
             res, prog = _nth(results, meta["index"], i), _nth(progress, meta["index"], i)
             one = len(rows) == 1
-            agent = (_agent_of(res) or _agent_of(prog) or (as_str(job.get("jobId")) if one else None)
-                     or (said.group(1) if one and said else None))
+            agent = (
+                _agent_of(res)
+                or _agent_of(prog)
+                or (as_str(job.get("jobId")) if one else None)
+                or (said.group(1) if one and said else None)
+            )
             if agent and row["kind"] == "spawn":
                 row["result_agent_id"] = agent
             if res is None and job.get("state") in ("running", "queued") and msg.get("isError") is not True:
@@ -293,8 +311,11 @@ class _Omp(pi.Transcript):
                 continue
             code = res.get("exitCode") if res else None
             row["ended_at"] = ts
-            row["is_error"] = (msg.get("isError") is True or (type(code) is int and code != 0)
-                               or bool(res and res.get("aborted") is True))
+            row["is_error"] = (
+                msg.get("isError") is True
+                or (type(code) is int and code != 0)
+                or bool(res and res.get("aborted") is True)
+            )
             patch = as_str(res.get("patchPath")) if res else None
             if patch and not row["is_error"]:
                 self._patch_read(row, _stem(patch), ts, n, "verified")
@@ -316,8 +337,17 @@ class _Omp(pi.Transcript):
 
     def _patch_read(self, row: dict, agent: str, ts: datetime | None, n: int, tier: str) -> None:
         if self.tree_root and agent:
-            self.events.append({"call_id": row["call_id"], "ts": ts, "op": "read", "tier": tier, "line": n,
-                                "path": f"agent://{self.tree_root}/{agent}.patch", "how": "merge isolated patch"})
+            self.events.append(
+                {
+                    "call_id": row["call_id"],
+                    "ts": ts,
+                    "op": "read",
+                    "tier": tier,
+                    "line": n,
+                    "path": f"agent://{self.tree_root}/{agent}.patch",
+                    "how": "merge isolated patch",
+                }
+            )
 
     # -- canonical internal paths --------------------------------------------------------------
 
@@ -344,10 +374,14 @@ class _Omp(pi.Transcript):
         task, root = self.task_id, self.root
         parent = task.rsplit(".", 1)[0] if "." in task else None
         return {
-            "session_id": f"{NAME}:{root}/{task}", "native_id": self.header["id"], "agent_id": task,
+            "session_id": f"{NAME}:{root}/{task}",
+            "native_id": self.header["id"],
+            "agent_id": task,
             "session_kind": "review" if task.startswith(ADVISOR_PREFIX) else "subagent",
-            "layout": "nested", "parent_native_id": f"{root}/{parent}" if parent else root,
-            "root_native_id": root, "spawn_depth": task.count(".") + 1,
+            "layout": "nested",
+            "parent_native_id": f"{root}/{parent}" if parent else root,
+            "root_native_id": root,
+            "spawn_depth": task.count(".") + 1,
         }
 
     def attempt_number(self, a: pi.Attempt) -> int | None:
@@ -364,12 +398,30 @@ class _Omp(pi.Transcript):
             if at is None or at[0] is None:
                 continue
             last = at
-            events.append({"call_id": at[1], "ts": at[0], "path": out, "op": "write", "how": "task output",
-                           "tier": "verified", "line": at[2]})
+            events.append(
+                {
+                    "call_id": at[1],
+                    "ts": at[0],
+                    "path": out,
+                    "op": "write",
+                    "how": "task output",
+                    "tier": "verified",
+                    "line": at[2],
+                }
+            )
         patch = os.path.join(os.path.dirname(self.path), f"{self.task_id}.patch")
         if last is not None and os.path.isfile(patch):
-            events.append({"call_id": last[1], "ts": last[0], "path": f"{out}.patch", "op": "write",
-                           "how": "isolated patch", "tier": "verified", "line": last[2]})
+            events.append(
+                {
+                    "call_id": last[1],
+                    "ts": last[0],
+                    "path": f"{out}.patch",
+                    "op": "write",
+                    "how": "isolated patch",
+                    "tier": "verified",
+                    "line": last[2],
+                }
+            )
         return events
 
 

@@ -44,16 +44,22 @@ from urllib.request import pathname2url
 
 import orjson
 
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, text_hash
-from ingest.paths import normalise
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, text_hash
+from sessiongraph.ingest.paths import normalise
 
 NAME = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SPAWN_TOOLS = frozenset({"task"})
 TOOL_KINDS = {
-    "bash": "shell", "read": "read", "write": "write", "edit": "edit", "multiedit": "edit",
-    "patch": "patch", "apply_patch": "patch", "task": "spawn",
+    "bash": "shell",
+    "read": "read",
+    "write": "write",
+    "edit": "edit",
+    "multiedit": "edit",
+    "patch": "patch",
+    "apply_patch": "patch",
+    "task": "spawn",
 }
 FILE_OPS = {"read": "read", "write": "write", "edit": "write", "multiedit": "write"}
 SEARCH_TOOLS = frozenset({"list", "glob", "grep"})
@@ -157,8 +163,9 @@ class _Builder:
         native = info["id"]
         sid = f"{NAME}:{native}"
         cwd = as_str(info.get("directory"))
-        messages = sorted(messages, key=lambda m: (_time(m, "created") or datetime.max.replace(tzinfo=UTC),
-                                                   str(m.get("id"))))
+        messages = sorted(
+            messages, key=lambda m: (_time(m, "created") or datetime.max.replace(tzinfo=UTC), str(m.get("id")))
+        )
         models: Counter[str] = Counter()
         prompt: str | None = None
         agent = as_str(info.get("agent"))
@@ -171,8 +178,11 @@ class _Builder:
             msg_parts = sorted(parts.get(mid, []), key=lambda p: str(p.get("id")))
             if role == "user":
                 if prompt is None:
-                    texts = [p["text"] for p in msg_parts if p.get("type") == "text"
-                             and isinstance(p.get("text"), str) and not p.get("synthetic")]
+                    texts = [
+                        p["text"]
+                        for p in msg_parts
+                        if p.get("type") == "text" and isinstance(p.get("text"), str) and not p.get("synthetic")
+                    ]
                     prompt = "\n".join(texts) if texts else None
             elif role == "assistant":
                 model = as_str(msg.get("modelID"))
@@ -187,24 +197,26 @@ class _Builder:
                 if part.get("type") == "tool":
                     self._call(sid, part, msg, as_str(msg_cwd) or cwd)
         parent = as_str(info.get("parentID"))
-        self.sessions.append({
-            "session_id": sid,
-            "harness": NAME,
-            "native_id": native,
-            "session_kind": "subagent" if parent else "main",
-            "layout": self.layout,
-            "harness_version": as_str(info.get("version")),
-            "source_path": self.path,
-            "source_bytes": size,
-            "cwd": cwd,
-            "started_at": _time(info, "created") or (min(times) if times else None),
-            "ended_at": max(times) if times else None,
-            "model": models.most_common(1)[0][0] if models else None,
-            "parent_native_id": parent,
-            "agent_type": agent if parent else None,
-            "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
-            "n_records": len(messages),
-        })
+        self.sessions.append(
+            {
+                "session_id": sid,
+                "harness": NAME,
+                "native_id": native,
+                "session_kind": "subagent" if parent else "main",
+                "layout": self.layout,
+                "harness_version": as_str(info.get("version")),
+                "source_path": self.path,
+                "source_bytes": size,
+                "cwd": cwd,
+                "started_at": _time(info, "created") or (min(times) if times else None),
+                "ended_at": max(times) if times else None,
+                "model": models.most_common(1)[0][0] if models else None,
+                "parent_native_id": parent,
+                "agent_type": agent if parent else None,
+                "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
+                "n_records": len(messages),
+            }
+        )
 
     def _usage(self, sid: str, msg: dict, model: str | None) -> None:
         tokens = msg.get("tokens")
@@ -216,20 +228,22 @@ class _Builder:
         cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
         reasoning = as_int(tokens.get("reasoning"))
         written = as_int(cache.get("write"))
-        self.usage.append({
-            "session_id": sid,
-            "ts": _time(msg, "completed") or _time(msg, "created"),
-            "model": model,
-            "message_id": str(msg.get("id")),
-            "input_tokens": as_int(tokens.get("input")),
-            "output_tokens": as_int(as_int(tokens.get("output")) + reasoning),
-            "cache_read_tokens": as_int(cache.get("read")),
-            "cache_creation_tokens": written,
-            "cache_creation_5m_tokens": written,
-            "cache_creation_1h_tokens": 0,
-            "reasoning_tokens": reasoning,
-            "source_path": self.path,
-        })
+        self.usage.append(
+            {
+                "session_id": sid,
+                "ts": _time(msg, "completed") or _time(msg, "created"),
+                "model": model,
+                "message_id": str(msg.get("id")),
+                "input_tokens": as_int(tokens.get("input")),
+                "output_tokens": as_int(as_int(tokens.get("output")) + reasoning),
+                "cache_read_tokens": as_int(cache.get("read")),
+                "cache_creation_tokens": written,
+                "cache_creation_5m_tokens": written,
+                "cache_creation_1h_tokens": 0,
+                "reasoning_tokens": reasoning,
+                "source_path": self.path,
+            }
+        )
 
     def _call(self, sid: str, part: dict, msg: dict, cwd: str | None) -> None:
         tool = as_str(part.get("tool")) or ""
@@ -304,12 +318,23 @@ class _Builder:
             return
         at = row["ended_at"] or row["started_at"]
         for p, op in ops:
-            self.events.append({"session_id": sid, "call_id": row["call_id"], "ts": at, "path": p, "op": op,
-                                "how": tool, "tier": "verified", "source_path": self.path})
+            self.events.append(
+                {
+                    "session_id": sid,
+                    "call_id": row["call_id"],
+                    "ts": at,
+                    "path": p,
+                    "op": op,
+                    "how": tool,
+                    "tier": "verified",
+                    "source_path": self.path,
+                }
+            )
 
     def frames(self) -> Frames:
-        return Frames.from_rows(sessions=self.sessions, calls=self.calls, file_events=self.events,
-                                usage=self.usage, diagnostics=self.d.rows)
+        return Frames.from_rows(
+            sessions=self.sessions, calls=self.calls, file_events=self.events, usage=self.usage, diagnostics=self.d.rows
+        )
 
 
 class _Tree:
@@ -479,8 +504,11 @@ class _Db:
                 continue
             known.add(row["id"])
             info = {
-                "id": row["id"], "parentID": row.get("parent_id"), "directory": row.get("directory"),
-                "version": row.get("version"), "agent": row.get("agent"),
+                "id": row["id"],
+                "parentID": row.get("parent_id"),
+                "directory": row.get("directory"),
+                "version": row.get("version"),
+                "agent": row.get("agent"),
                 "time": {"created": row.get("time_created"), "updated": row.get("time_updated")},
             }
             self.b.session(info, by_session.get(row["id"], []), parts, size)

@@ -40,22 +40,48 @@ from datetime import UTC, datetime
 
 import orjson
 
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, read_records, text_hash
-from ingest.paths import normalise
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    as_int,
+    as_str,
+    find_uuids,
+    json_type,
+    parse_ts,
+    read_records,
+    text_hash,
+)
+from sessiongraph.ingest.paths import normalise
 
 NAME = "pi"
 
 # Entry types of session format v1-v3 (pi-mono docs/session.md @83378aad, spec 3.2).
-ENTRY_TYPES = frozenset({
-    "message", "model_change", "thinking_level_change", "compaction", "branch_summary", "custom",
-    "custom_message", "label", "session_info",
-})
+ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
 # AgentMessage roles (spec 3.2); hookMessage is the v1/v2 name of v3's custom.
-MESSAGE_ROLES = frozenset({
-    "user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
-    "compactionSummary", "hookMessage",
-})
+MESSAGE_ROLES = frozenset(
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "branchSummary",
+        "compactionSummary",
+        "hookMessage",
+    }
+)
 SHELL_TOOLS = frozenset({"bash"})
 # built-in tool -> (call kind, file op); all name their file in arguments.path (spec 3.2).
 FILE_TOOLS: dict[str, tuple[str, str]] = {
@@ -79,7 +105,7 @@ def detect(path: str, head: bytes) -> bool:
         records = head_records(head)
         if not records or not is_header(records[0]):
             return False
-        from ingest import omp  # omp builds on this module: imported here, not at the top
+        from sessiongraph.ingest import omp  # omp builds on this module: imported here, not at the top
 
         return not omp.detect(path, head)
     except Exception:  # noqa: BLE001 - detection must never break a scan
@@ -182,8 +208,11 @@ class Transcript:
                 self.diags.add("no_session", None, "no session header with an id")
             return Frames.from_rows(diagnostics=self.diags.rows)
         if self.copies:
-            self.diags.add("foreign_record", self.first_copy,
-                           f"{self.copies} entries copied from the parent session; not counted here")
+            self.diags.add(
+                "foreign_record",
+                self.first_copy,
+                f"{self.copies} entries copied from the parent session; not counted here",
+            )
         return self._frames()
 
     def _record(self, n: int, rec: dict) -> None:
@@ -230,8 +259,9 @@ class Transcript:
         raw = rec.get("timestamp")
         ts = parse_ts(raw)
         if ts is None:
-            self.diags.add("bad_timestamp", n, "timestamp missing" if raw is None else
-                           f"timestamp: unparseable {json_type(raw)}")
+            self.diags.add(
+                "bad_timestamp", n, "timestamp missing" if raw is None else f"timestamp: unparseable {json_type(raw)}"
+            )
             # A message also carries its own epoch-ms stamp: place the record by that.
             msg = rec.get("message")
             ms = msg.get("timestamp") if isinstance(msg, dict) else None
@@ -240,8 +270,13 @@ class Transcript:
         return ts
 
     def _is_copy(self, ts: datetime | None) -> bool:
-        return (self.copies_are_forks and self.fork_of is not None and ts is not None
-                and self.header_ts is not None and ts < self.header_ts)
+        return (
+            self.copies_are_forks
+            and self.fork_of is not None
+            and ts is not None
+            and self.header_ts is not None
+            and ts < self.header_ts
+        )
 
     def _message(self, n: int, rec: dict, ts: datetime | None) -> None:
         msg = rec.get("message")
@@ -291,29 +326,38 @@ class Transcript:
             self.diags.add("wrong_type", n, f"message.usage: {json_type(usage)}")
             return
         written = as_int(usage.get("cacheWrite"))
-        self.cur.usage.append({
-            "ts": ts,
-            "model": model,
-            "message_id": as_str(rec.get("id")) or f"line:{n}",
-            "request_id": as_str(msg.get("responseId")),
-            "input_tokens": as_int(usage.get("input")),
-            "output_tokens": as_int(usage.get("output")),
-            "cache_read_tokens": as_int(usage.get("cacheRead")),
-            "cache_creation_tokens": written,
-            "cache_creation_5m_tokens": written,
-            "cache_creation_1h_tokens": 0,
-            "reasoning_tokens": as_int(usage.get("reasoningTokens")),
-            "source_path": self.path,
-            "line": n,
-        })
+        self.cur.usage.append(
+            {
+                "ts": ts,
+                "model": model,
+                "message_id": as_str(rec.get("id")) or f"line:{n}",
+                "request_id": as_str(msg.get("responseId")),
+                "input_tokens": as_int(usage.get("input")),
+                "output_tokens": as_int(usage.get("output")),
+                "cache_read_tokens": as_int(usage.get("cacheRead")),
+                "cache_creation_tokens": written,
+                "cache_creation_5m_tokens": written,
+                "cache_creation_1h_tokens": 0,
+                "reasoning_tokens": as_int(usage.get("reasoningTokens")),
+                "source_path": self.path,
+                "line": n,
+            }
+        )
 
     def _tool_call(self, n: int, ts: datetime | None, block: dict, i: int) -> None:
         call_id = as_str(block.get("id")) or f"line{n}:{i}"
         tool = as_str(block.get("name")) or ""
         args = self._arguments(n, tool, block.get("arguments"))
         row = {
-            "call_id": call_id, "tool": tool, "kind": "other", "started_at": ts, "cwd": self.cwd,
-            "paths": [], "output_ids": [], "source_path": self.path, "line": n,
+            "call_id": call_id,
+            "tool": tool,
+            "kind": "other",
+            "started_at": ts,
+            "cwd": self.cwd,
+            "paths": [],
+            "output_ids": [],
+            "source_path": self.path,
+            "line": n,
         }
         rows = self._classify(row, tool, args)
         self.calls.extend(rows)
@@ -370,13 +414,23 @@ class Transcript:
         code = msg.get("exitCode")
         code = code if type(code) is int else None
         output = msg.get("output")
-        self.calls.append({
-            "call_id": as_str(rec.get("id")) or f"line{n}", "tool": "bashExecution", "kind": "shell",
-            "started_at": ts, "ended_at": ts, "cwd": self.cwd, "command": as_str(msg.get("command")),
-            "paths": [], "output_ids": _uuids(output) if isinstance(output, str) else [],
-            "exit_code": code, "is_error": msg.get("cancelled") is True or (code is not None and code != 0),
-            "source_path": self.path, "line": n,
-        })
+        self.calls.append(
+            {
+                "call_id": as_str(rec.get("id")) or f"line{n}",
+                "tool": "bashExecution",
+                "kind": "shell",
+                "started_at": ts,
+                "ended_at": ts,
+                "cwd": self.cwd,
+                "command": as_str(msg.get("command")),
+                "paths": [],
+                "output_ids": _uuids(output) if isinstance(output, str) else [],
+                "exit_code": code,
+                "is_error": msg.get("cancelled") is True or (code is not None and code != 0),
+                "source_path": self.path,
+                "line": n,
+            }
+        )
 
     def _model_change(self, rec: dict) -> None:
         self.model_hint = as_str(rec.get("modelId")) or self.model_hint
@@ -400,8 +454,11 @@ class Transcript:
         """The session's id and lineage columns (the same for every attempt)."""
         native = self.header["id"]
         return {
-            "session_id": f"{self.harness}:{native}", "native_id": native, "session_kind": "main",
-            "layout": "main", "forked_from_id": session_id_of(self.fork_of),
+            "session_id": f"{self.harness}:{native}",
+            "native_id": native,
+            "session_kind": "main",
+            "layout": "main",
+            "forked_from_id": session_id_of(self.fork_of),
         }
 
     def attempt_number(self, a: Attempt) -> int | None:
@@ -417,21 +474,30 @@ class Transcript:
         sessions, usage = [], []
         for a in self.attempts:
             model = a.models.most_common(1)[0][0] if a.models else self.model_hint
-            sessions.append({
-                **ident, "attempt": self.attempt_number(a), "harness": self.harness,
-                "source_path": self.path, "source_bytes": size, "cwd": self.cwd,
-                "started_at": a.first_ts, "ended_at": a.last_ts, "model": model,
-                "first_prompt_hash": text_hash(a.first_prompt) if a.first_prompt is not None else None,
-                "n_records": a.n_records,
-            })
+            sessions.append(
+                {
+                    **ident,
+                    "attempt": self.attempt_number(a),
+                    "harness": self.harness,
+                    "source_path": self.path,
+                    "source_bytes": size,
+                    "cwd": self.cwd,
+                    "started_at": a.first_ts,
+                    "ended_at": a.last_ts,
+                    "model": model,
+                    "first_prompt_hash": text_hash(a.first_prompt) if a.first_prompt is not None else None,
+                    "n_records": a.n_records,
+                }
+            )
             usage += [{**u, "session_id": sid, "attempt": self.attempt_number(a)} for u in a.usage]
         for row in self.calls:
             row["session_id"] = sid
         events = [e for row in self.calls for e in self._call_events(row)] + self.extra_events()
         for e in events:
             e.update(session_id=sid, source_path=self.path)
-        return Frames.from_rows(sessions=sessions, calls=self.calls, file_events=events, usage=usage,
-                                diagnostics=self.diags.rows)
+        return Frames.from_rows(
+            sessions=sessions, calls=self.calls, file_events=events, usage=usage, diagnostics=self.diags.rows
+        )
 
     def _call_events(self, row: dict) -> list[dict]:
         if row.get("ended_at") is None or row.get("is_error") or not row["paths"]:
@@ -442,8 +508,18 @@ class Transcript:
             op = "read"
         else:
             return []
-        return [{"call_id": row["call_id"], "ts": row["ended_at"], "path": p, "op": op, "how": row["tool"],
-                 "tier": "verified", "line": row["line"]} for p in row["paths"]]
+        return [
+            {
+                "call_id": row["call_id"],
+                "ts": row["ended_at"],
+                "path": p,
+                "op": op,
+                "how": row["tool"],
+                "tier": "verified",
+                "line": row["line"],
+            }
+            for p in row["paths"]
+        ]
 
 
 def message_text(content: object) -> str | None:

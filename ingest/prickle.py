@@ -94,16 +94,26 @@ from datetime import datetime
 
 import orjson
 
-from ingest import prickle_outcome as outcome
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_document, read_records, text_hash
-from ingest.prickle_outcome import NODE_STATE, WAITING_ON, known
+from sessiongraph.ingest import prickle_outcome as outcome
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_document, read_records, text_hash
+from sessiongraph.ingest.prickle_outcome import NODE_STATE, WAITING_ON, known
 
 NAME = "prickle"
 STATES = frozenset(NODE_STATE)  # the schema's 11 task states
 REQUIRED = (
-    "id", "project", "state", "waiting_on", "requester", "assignee", "packet", "result",
-    "latest_checkpoint", "parent_task_id", "created_at", "updated_at",
+    "id",
+    "project",
+    "state",
+    "waiting_on",
+    "requester",
+    "assignee",
+    "packet",
+    "result",
+    "latest_checkpoint",
+    "parent_task_id",
+    "created_at",
+    "updated_at",
 )
 # A file is Prickle's when its first task carries these (the rest may be missing: a diagnostic).
 DETECT_KEYS = ("id", "project", "state", "assignee", "packet", "parent_task_id", "created_at", "updated_at")
@@ -268,8 +278,9 @@ class _Tasks:
         n_attempts = max([1, *revisions])
         # One instant ends a revision's attempt, starts the next and dates its writes, so every write
         # lies in its own attempt: returned_at, else the first snapshot that shows the revision.
-        returned = {rev: self._ts(r, "returned_at", s.line, tid) or seen[rev] or s.updated
-                    for rev, (r, s) in revisions.items()}
+        returned = {
+            rev: self._ts(r, "returned_at", s.line, tid) or seen[rev] or s.updated for rev, (r, s) in revisions.items()
+        }
         cause = self._cause(revisions, tid)
         for rev, (result, s) in sorted(revisions.items()):
             rows["file_events"] += self._writes(sid, result, s, tid, returned[rev])
@@ -297,35 +308,46 @@ class _Tasks:
             end = returned.get(k)
             if k == n_attempts:
                 end = latest.updated or end
-            rows["sessions"].append({
-                "session_id": sid,
-                "attempt": k,
-                "harness": NAME,
-                "native_id": tid,
-                "session_kind": "subagent" if parent else "main",
-                "layout": "task",
-                "source_path": self.path,
-                "source_bytes": _size(self.path),
-                "started_at": start,
-                "ended_at": end,
-                "entrypoint": as_str(route.get("via")),
-                "originator": as_str(obj.get("requester")),
-                "parent_native_id": parent,
-                "agent_type": as_str(obj.get("assignee")),
-                "caused_by_id": cause,
-                "depends_on": depends,
-                "first_prompt_hash": text_hash(prompt) if isinstance(prompt, str) else None,
-                "n_records": per_attempt.get(k, 0),
-                "state": NODE_STATE.get(state),
-                "waiting_on": waiting,
-                "status": ended[k][0],
-                "outcome_tier": ended[k][1],
-            })
+            rows["sessions"].append(
+                {
+                    "session_id": sid,
+                    "attempt": k,
+                    "harness": NAME,
+                    "native_id": tid,
+                    "session_kind": "subagent" if parent else "main",
+                    "layout": "task",
+                    "source_path": self.path,
+                    "source_bytes": _size(self.path),
+                    "started_at": start,
+                    "ended_at": end,
+                    "entrypoint": as_str(route.get("via")),
+                    "originator": as_str(obj.get("requester")),
+                    "parent_native_id": parent,
+                    "agent_type": as_str(obj.get("assignee")),
+                    "caused_by_id": cause,
+                    "depends_on": depends,
+                    "first_prompt_hash": text_hash(prompt) if isinstance(prompt, str) else None,
+                    "n_records": per_attempt.get(k, 0),
+                    "state": NODE_STATE.get(state),
+                    "waiting_on": waiting,
+                    "status": ended[k][0],
+                    "outcome_tier": ended[k][1],
+                }
+            )
             start = returned.get(k) or start
 
-    def _outcomes(self, sid: str, tid: str, n_attempts: int, revisions: dict[int, tuple[dict, _Snapshot]],
-                  returned: dict[int, datetime | None], judged: dict[int, datetime | None], state: str | None,
-                  waiting: str | None, rows: dict[str, list[dict]]) -> dict[int, tuple[str | None, str | None]]:
+    def _outcomes(
+        self,
+        sid: str,
+        tid: str,
+        n_attempts: int,
+        revisions: dict[int, tuple[dict, _Snapshot]],
+        returned: dict[int, datetime | None],
+        judged: dict[int, datetime | None],
+        state: str | None,
+        waiting: str | None,
+        rows: dict[str, list[dict]],
+    ) -> dict[int, tuple[str | None, str | None]]:
         """Evidence and verdict rows of every returned revision; (status, outcome tier) per attempt."""
         out = {}
         for k in range(1, n_attempts + 1):
@@ -335,8 +357,17 @@ class _Tasks:
                 decided = outcome.result_status(self.d, s.line, tid, result)
                 arts = result.get("artifacts", [])
                 at = returned[k]
-                evidence = outcome.evidence_rows(self.d, self.path, sid, k, result, s.line, tid, at,
-                                                 [_artifact_ref(a) for a in arts] if isinstance(arts, list) else None)
+                evidence = outcome.evidence_rows(
+                    self.d,
+                    self.path,
+                    sid,
+                    k,
+                    result,
+                    s.line,
+                    tid,
+                    at,
+                    [_artifact_ref(a) for a in arts] if isinstance(arts, list) else None,
+                )
                 verdicts = outcome.verdict_rows(self.d, self.path, sid, k, result, s.line, tid, judged.get(k) or at)
                 rows["outcomes"] += evidence + verdicts
                 tiers, n_verdicts = [r["tier"] for r in evidence], len(verdicts)
@@ -421,8 +452,17 @@ class _Tasks:
         return [self._event(sid, at, p, "read", "lineage.context", s.line) for p in dict.fromkeys(paths)]
 
     def _event(self, sid: str, at: datetime | None, path: str, op: str, how: str, line: int | None) -> dict:
-        return {"session_id": sid, "call_id": None, "ts": at, "path": path, "op": op, "how": how,
-                "tier": "verified", "source_path": self.path, "line": line}
+        return {
+            "session_id": sid,
+            "call_id": None,
+            "ts": at,
+            "path": path,
+            "op": op,
+            "how": how,
+            "tier": "verified",
+            "source_path": self.path,
+            "line": line,
+        }
 
 
 def _artifact_ref(art: object) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ingest.frames import OUTCOME_TIERS, TERMINAL_STATUSES
-from ingest.jsonl import Diagnostics, json_type, parse_ts
+from sessiongraph.ingest.frames import OUTCOME_TIERS, TERMINAL_STATUSES
+from sessiongraph.ingest.jsonl import Diagnostics, json_type, parse_ts
 
 # Task state -> OCP node state. The seed (shared/seeds/prickle-task-states.md) documents
 # requested, verifying, completed, rejected and the waiting reasons; the others are read from
@@ -36,7 +36,9 @@ NOT_STARTED = frozenset({"requested", "routed", "accepted"})
 WAITING_ON = frozenset({"owner_approval", "human", "agent", "stopped"})
 # result.status -> the status of the attempt that returned it; `submitted` decides nothing yet.
 RESULT_STATUS: dict[str, str] = {
-    "accepted": "done", "rejected": "rejected", "cancelled": "canceled",
+    "accepted": "done",
+    "rejected": "rejected",
+    "cancelled": "canceled",
     "superseded": "settled_unverified",  # replaced by a later revision before anyone judged it
 }
 RESULT_STATUSES = frozenset({"submitted", *RESULT_STATUS})
@@ -45,7 +47,10 @@ EVIDENCE_KINDS = frozenset({"test_output", "screenshot", "link", "pull_request",
 # or a person vouching is another party's report. The assignee's word about its own work is a
 # claim, as is an item nobody vouches for (the assignee returned it).
 VERIFIER_TIER: dict[str, str] = {
-    "ci": "verified", "requester": "reported", "person": "reported", "assignee": "asserted",
+    "ci": "verified",
+    "requester": "reported",
+    "person": "reported",
+    "assignee": "asserted",
 }
 NO_VERIFIER_TIER = "asserted"
 # A verdict is its decider's statement, recorded by the task server: reported, never verified.
@@ -76,8 +81,9 @@ def result_status(d: Diagnostics, line: int | None, tid: str, result: dict) -> s
     return known(value, RESULT_STATUSES)
 
 
-def attempt_status(result: dict | None, status: str | None, current: bool, state: str | None,
-                   waiting: str | None) -> str | None:
+def attempt_status(
+    result: dict | None, status: str | None, current: bool, state: str | None, waiting: str | None
+) -> str | None:
     """The OCP status of one attempt: its result's own decision (``status``) first; for the current
     attempt, else the task state; None when the state is unknown (the writer then says what a bare
     log can)."""
@@ -132,8 +138,17 @@ def state_rows(path: str, sid: str, history: list[Snapshot]) -> list[dict]:
     return rows
 
 
-def evidence_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dict, line: int | None,
-                  tid: str, returned: datetime | None, arts: list[str | None] | None) -> list[dict]:
+def evidence_rows(
+    d: Diagnostics,
+    path: str,
+    sid: str,
+    attempt: int,
+    result: dict,
+    line: int | None,
+    tid: str,
+    returned: datetime | None,
+    arts: list[str | None] | None,
+) -> list[dict]:
     """One ``evidence`` row per item of ``result.evidence``: its kind, verifier, tier, time and
     locator (``arts``: the locator of each result artifact, by index; None when ``artifacts`` is
     itself broken). The item's summary and content are text and are not read."""
@@ -152,14 +167,26 @@ def evidence_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dic
         observed = parse_ts(item.get("observed_at"))
         if observed is None and item.get("observed_at") is not None:
             d.add("bad_timestamp", line, f"{where}.observed_at unparseable {json_type(item.get('observed_at'))}")
-        rows.append(_row(path, sid, attempt, observed or returned, "evidence", line, evidence_kind=kind,
-                         verifier=verifier, tier=VERIFIER_TIER.get(verifier, NO_VERIFIER_TIER),
-                         ref=_evidence_ref(d, line, where, item, arts)))
+        rows.append(
+            _row(
+                path,
+                sid,
+                attempt,
+                observed or returned,
+                "evidence",
+                line,
+                evidence_kind=kind,
+                verifier=verifier,
+                tier=VERIFIER_TIER.get(verifier, NO_VERIFIER_TIER),
+                ref=_evidence_ref(d, line, where, item, arts),
+            )
+        )
     return rows
 
 
-def verdict_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dict, line: int | None,
-                 tid: str, judged: datetime | None) -> list[dict]:
+def verdict_rows(
+    d: Diagnostics, path: str, sid: str, attempt: int, result: dict, line: int | None, tid: str, judged: datetime | None
+) -> list[dict]:
     """One ``verdict`` row per item of ``result.verdicts`` (criterion and accepted; the note is text
     and is not read), at ``judged``: when a snapshot first carried this revision's verdicts."""
     items = result.get("verdicts", [])
@@ -173,12 +200,27 @@ def verdict_rows(d: Diagnostics, path: str, sid: str, attempt: int, result: dict
         criterion = item.get("criterion") if isinstance(item, dict) else None
         accepted = item.get("accepted") if isinstance(item, dict) else None
         if type(criterion) is not int or not 0 <= criterion <= MAX_CRITERION or type(accepted) is not bool:
-            shown = (f"criterion {json_type(criterion)}, accepted {json_type(accepted)}" if isinstance(item, dict)
-                     else json_type(item))
+            shown = (
+                f"criterion {json_type(criterion)}, accepted {json_type(accepted)}"
+                if isinstance(item, dict)
+                else json_type(item)
+            )
             d.add("wrong_type", line, f"task {tid}: result.verdicts[{i}]: {shown}")
             continue
-        rows.append(_row(path, sid, attempt, judged, "verdict", line, criterion=criterion, accepted=accepted,
-                         tier=VERDICT_TIER, **source))
+        rows.append(
+            _row(
+                path,
+                sid,
+                attempt,
+                judged,
+                "verdict",
+                line,
+                criterion=criterion,
+                accepted=accepted,
+                tier=VERDICT_TIER,
+                **source,
+            )
+        )
     return rows
 
 
@@ -214,8 +256,9 @@ def _enum(d: Diagnostics, line: int | None, where: str, item: dict, key: str, al
     return value
 
 
-def _evidence_ref(d: Diagnostics, line: int | None, where: str, item: dict,
-                  arts: list[str | None] | None) -> str | None:
+def _evidence_ref(
+    d: Diagnostics, line: int | None, where: str, item: dict, arts: list[str | None] | None
+) -> str | None:
     """The artifact the item points at (a content hash joins the artifact frames), else its url.
     A ``data:`` url carries content rather than naming a place, so it is never kept."""
     index = item.get("artifact")

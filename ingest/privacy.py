@@ -19,9 +19,9 @@ from typing import Literal
 
 import orjson
 
-from ingest.frames import Frames
-from ingest.secrets import mask
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.secrets import mask
 
 Profile = Literal["metadata_only", "full"]
 PROFILES: tuple[str, ...] = ("metadata_only", "full")

@@ -17,14 +17,14 @@ from sessiongraph.errors import SessiongraphError
 
 # Order matters for detection: the first adapter whose detect() accepts a file parses it.
 ADAPTERS: dict[str, str] = {
-    "ocp": "ingest.ocp",
-    "codex": "ingest.codex",
-    "claude-code": "ingest.claude_code",
-    "omp": "ingest.omp",
-    "pi": "ingest.pi",
-    "gemini-cli": "ingest.gemini",
-    "opencode": "ingest.opencode",
-    "prickle": "ingest.prickle",
+    "ocp": "sessiongraph.ingest.ocp",
+    "codex": "sessiongraph.ingest.codex",
+    "claude-code": "sessiongraph.ingest.claude_code",
+    "omp": "sessiongraph.ingest.omp",
+    "pi": "sessiongraph.ingest.pi",
+    "gemini-cli": "sessiongraph.ingest.gemini",
+    "opencode": "sessiongraph.ingest.opencode",
+    "prickle": "sessiongraph.ingest.prickle",
 }
 
 

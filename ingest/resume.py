@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics, decode_line
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 
 # A line decoder: decode_line's contract (a record, or None with a diagnostic).
 Decode = Callable[[bytes, int, Diagnostics], "dict | None"]
@@ -102,8 +102,9 @@ def parse(
             saved = None
             if complete >= MIN_BYTES:
                 state = parser.state()
-                saved = Checkpoint(complete, line, *_hashes(fh, complete), dumps(scrub(state) if scrub else state),
-                                   resumed_from=start)
+                saved = Checkpoint(
+                    complete, line, *_hashes(fh, complete), dumps(scrub(state) if scrub else state), resumed_from=start
+                )
             fh.seek(complete)
             _, tail = _feed(parser, fh, line, size - complete, decode)  # the line still being written
         except OSError as exc:
@@ -183,10 +184,15 @@ def load_fields(parser: Parser, names: tuple[str, ...], state: dict) -> Parser:
     parser.diags.rows = state["diagnostics"]
     return parser
 
+
 # Everything a parser state may hold besides dicts, lists, tuples, strings and numbers.
 _ALLOWED = {
-    ("datetime", "datetime"), ("datetime", "timezone"), ("datetime", "timedelta"),
-    ("collections", "Counter"), ("builtins", "set"), ("builtins", "frozenset"),
+    ("datetime", "datetime"),
+    ("datetime", "timezone"),
+    ("datetime", "timedelta"),
+    ("collections", "Counter"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
 }
 
 

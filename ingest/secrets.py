@@ -38,8 +38,11 @@ def _assigned(keywords: str, min_len: int, digit: bool) -> str:
 
 
 RULES: tuple[tuple[str, str], ...] = (
-    ("private_key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-                    r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)"),
+    (
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+    ),
     ("anthropic", _EDGE + r"sk-ant-[A-Za-z0-9_-]{20,}"),
     ("openai", _EDGE + r"sk-(?=[A-Za-z0-9_-]*\d)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     ("github", _EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
@@ -55,13 +58,17 @@ RULES: tuple[tuple[str, str], ...] = (
     # Generic assignments: a password may be any 6+ characters; a token, secret or key value
     # needs 8+ and a digit (or 16+ characters), so `token: required` in prose survives.
     ("password", _assigned("password|passwd|passphrase", 6, digit=False)),
-    ("secret", _assigned(r"secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?", 8,
-                         digit=True)),
+    (
+        "secret",
+        _assigned(r"secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?", 8, digit=True),
+    ),
 )
 _COMPILED = tuple((kind, re.compile(pattern, re.S)) for kind, pattern in RULES)
 # A cheap pre-check: most text has none of these, and then no pattern needs to run.
-_HINT = re.compile(r"(?i)PRIVATE KEY|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|k_live_|k_test_|hf_|npm_|eyJ"
-                   r"|bearer|basic|pass|secret|token|key|credential")
+_HINT = re.compile(
+    r"(?i)PRIVATE KEY|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|k_live_|k_test_|hf_|npm_|eyJ"
+    r"|bearer|basic|pass|secret|token|key|credential"
+)
 
 
 def _replace(kind: str):

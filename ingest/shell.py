@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ingest.bash_lex import Tok, lex
-from ingest.paths import normalise
+from sessiongraph.ingest.bash_lex import Tok, lex
+from sessiongraph.ingest.paths import normalise
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,86 +49,151 @@ MAX_CHARS = 2_000_000  # beyond this it is pasted data; the head still holds the
 MAX_DEPTH = 6  # how deep we follow bash -c / $(...) / eval nesting
 
 # program basename -> harness; npm package -> program (npm registry names, 2025-26)
-HARNESSES = {"codex": "codex", "claude": "claude-code", "gemini": "gemini-cli",
-             "opencode": "opencode", "pi": "pi", "omp": "omp"}
-NPM_PACKAGES = {"@openai/codex": "codex", "@anthropic-ai/claude-code": "claude",
-                "@google/gemini-cli": "gemini", "opencode-ai": "opencode",
-                "@mariozechner/pi-coding-agent": "pi", "@oh-my-pi/pi-coding-agent": "omp"}
+HARNESSES = {
+    "codex": "codex",
+    "claude": "claude-code",
+    "gemini": "gemini-cli",
+    "opencode": "opencode",
+    "pi": "pi",
+    "omp": "omp",
+}
+NPM_PACKAGES = {
+    "@openai/codex": "codex",
+    "@anthropic-ai/claude-code": "claude",
+    "@google/gemini-cli": "gemini",
+    "opencode-ai": "opencode",
+    "@mariozechner/pi-coding-agent": "pi",
+    "@oh-my-pi/pi-coding-agent": "omp",
+}
 # program -> (options taking a value, flag meanings, first-positional subcommand meanings); an
 # unlisted first positional is a prompt. Sources: codex-rs `codex --help` (late 2025), `claude
 # --help` 2.x, gemini-cli 0.x docs, `opencode --help` 1.x, pi-mono README (Jan 2026; omp forks pi).
-_PI = (_w("--provider --model --api-key --system-prompt --append-system-prompt --mode --session "
-          "--session-dir --models --tools --thinking -e --extension --skill"),
-       _meanings(print="-p --print --mode", resume="-c --continue -r --resume --session",
-                 stop="--export --list-models"),
-       _meanings(stop="install remove uninstall update list config search plugin setup stats commit"))
+_PI = (
+    _w(
+        "--provider --model --api-key --system-prompt --append-system-prompt --mode --session "
+        "--session-dir --models --tools --thinking -e --extension --skill"
+    ),
+    _meanings(print="-p --print --mode", resume="-c --continue -r --resume --session", stop="--export --list-models"),
+    _meanings(stop="install remove uninstall update list config search plugin setup stats commit"),
+)
 CLI_SPECS = {
-    "codex": (_w("-c --config -m --model -p --profile -C --cd -s --sandbox -a --ask-for-approval -i "
-                 "--image --enable --disable --add-dir --color -o --output-last-message --output-schema"),
-              {}, _meanings(print="exec e review", resume="resume", stop="login logout mcp mcp-server "
-                            "app-server app completion sandbox debug apply a cloud features help "
-                            "responses-api-proxy stdio-to-uds execpolicy generate-ts")),
-    "claude": (_w("--model --output-format --input-format --allowedTools --allowed-tools "
-                  "--disallowedTools --disallowed-tools --append-system-prompt --system-prompt "
-                  "--permission-mode --max-turns --add-dir --mcp-config --session-id --settings "
-                  "--agents --agent --fallback-model --permission-prompt-tool --tools"),
-               _meanings(print="-p --print", resume="-c --continue -r --resume"),
-               _meanings(stop="mcp config update upgrade doctor install migrate-installer "
-                              "setup-token plugin auth")),
-    "gemini": (_w("-m --model -p --prompt -i --prompt-interactive -e --extensions --approval-mode "
-                  "--allowed-tools --include-directories -o --output-format --proxy"),
-               _meanings(print="-p --prompt", resume="-r --resume",
-                         stop="-l --list-extensions --list-sessions --delete-session"),
-               _meanings(stop="mcp extensions extension skills hooks")),
-    "opencode": (_w("-m --model -s --session --agent --port --hostname --prompt -f --file --format "
-                    "--title --attach --log-level"),
-                 _meanings(resume="-c --continue -s --session"),
-                 _meanings(print="run", stop="serve auth models web upgrade uninstall mcp agent "
-                           "github export import stats acp debug session pr plugin completion")),
-    "pi": _PI, "omp": _PI,
+    "codex": (
+        _w(
+            "-c --config -m --model -p --profile -C --cd -s --sandbox -a --ask-for-approval -i "
+            "--image --enable --disable --add-dir --color -o --output-last-message --output-schema"
+        ),
+        {},
+        _meanings(
+            print="exec e review",
+            resume="resume",
+            stop="login logout mcp mcp-server "
+            "app-server app completion sandbox debug apply a cloud features help "
+            "responses-api-proxy stdio-to-uds execpolicy generate-ts",
+        ),
+    ),
+    "claude": (
+        _w(
+            "--model --output-format --input-format --allowedTools --allowed-tools "
+            "--disallowedTools --disallowed-tools --append-system-prompt --system-prompt "
+            "--permission-mode --max-turns --add-dir --mcp-config --session-id --settings "
+            "--agents --agent --fallback-model --permission-prompt-tool --tools"
+        ),
+        _meanings(print="-p --print", resume="-c --continue -r --resume"),
+        _meanings(stop="mcp config update upgrade doctor install migrate-installer setup-token plugin auth"),
+    ),
+    "gemini": (
+        _w(
+            "-m --model -p --prompt -i --prompt-interactive -e --extensions --approval-mode "
+            "--allowed-tools --include-directories -o --output-format --proxy"
+        ),
+        _meanings(
+            print="-p --prompt", resume="-r --resume", stop="-l --list-extensions --list-sessions --delete-session"
+        ),
+        _meanings(stop="mcp extensions extension skills hooks"),
+    ),
+    "opencode": (
+        _w(
+            "-m --model -s --session --agent --port --hostname --prompt -f --file --format --title --attach --log-level"
+        ),
+        _meanings(resume="-c --continue -s --session"),
+        _meanings(
+            print="run",
+            stop="serve auth models web upgrade uninstall mcp agent "
+            "github export import stats acp debug session pr plugin completion",
+        ),
+    ),
+    "pi": _PI,
+    "omp": _PI,
 }
 HELP_FLAGS = _w("-h --help -V -v --version")
 
 # wrapper -> its options that take a value; the wrapped command follows (coreutils 9, util-linux
 # 2.39, sudo 1.9, findutils 4.9 xargs, GNU parallel 2024, npm 10 npx, pnpm 9, bun 1.x).
-WRAPPERS = {name: _w(opts) for name, opts in {
-    "nohup": "", "setsid": "", "command": "", "caffeinate": "-t -w", "exec": "-a",
-    "env": "-u --unset -C --chdir -S --split-string", "timeout": "-s --signal -k --kill-after",
-    "time": "-f --format -o --output", "nice": "-n --adjustment", "stdbuf": "-i -o -e",
-    "sudo": "-u -g -C -D -h -p -r -t -U --user --group", "doas": "-u -C",
-    "xargs": "-n -P -I -L -d -E -s -a --max-args --max-procs --delimiter --arg-file",
-    "parallel": "-j --jobs -N -n -S --joblog --results --delay -I --timeout --colsep -d -a",
-    "npx": "-p --package -c --call", "bunx": "-p --package"}.items()}
-TWO_WORD_WRAPPERS = {("pnpm", "dlx"): "npx", ("yarn", "dlx"): "npx", ("npm", "exec"): "npx",
-                     ("bun", "x"): "bunx"}
+WRAPPERS = {
+    name: _w(opts)
+    for name, opts in {
+        "nohup": "",
+        "setsid": "",
+        "command": "",
+        "caffeinate": "-t -w",
+        "exec": "-a",
+        "env": "-u --unset -C --chdir -S --split-string",
+        "timeout": "-s --signal -k --kill-after",
+        "time": "-f --format -o --output",
+        "nice": "-n --adjustment",
+        "stdbuf": "-i -o -e",
+        "sudo": "-u -g -C -D -h -p -r -t -U --user --group",
+        "doas": "-u -C",
+        "xargs": "-n -P -I -L -d -E -s -a --max-args --max-procs --delimiter --arg-file",
+        "parallel": "-j --jobs -N -n -S --joblog --results --delay -I --timeout --colsep -d -a",
+        "npx": "-p --package -c --call",
+        "bunx": "-p --package",
+    }.items()
+}
+TWO_WORD_WRAPPERS = {("pnpm", "dlx"): "npx", ("yarn", "dlx"): "npx", ("npm", "exec"): "npx", ("bun", "x"): "bunx"}
 BACKGROUND_WRAPPERS, LOOP_WRAPPERS = _w("nohup setsid"), _w("xargs parallel")
 SHELLS = _w("bash sh zsh dash ksh")
 
 # program -> (kind, options taking a value) for the file-touching commands we recognise
 # (GNU coreutils 9, grep 3.11, ripgrep 14, ag 2, jq 1.7, GNU sed 4.9, CPython 3, Node 22 docs).
 FILE_PROGRAMS = {
-    **{p: ("read", frozenset()) for p in "cat less more wc tac uniq strings xxd od hexdump file "
-       "stat md5sum sha1sum sha256sum shasum cmp comm diff".split()},
-    "head": ("read", _w("-n -c --lines --bytes")), "tail": ("read", _w("-n -c -s --lines --pid")),
-    "nl": ("read", _w("-b -i -n -s -v -w")), "cut": ("read", _w("-d -f -c -b")),
+    **{
+        p: ("read", frozenset())
+        for p in "cat less more wc tac uniq strings xxd od hexdump file "
+        "stat md5sum sha1sum sha256sum shasum cmp comm diff".split()
+    },
+    "head": ("read", _w("-n -c --lines --bytes")),
+    "tail": ("read", _w("-n -c -s --lines --pid")),
+    "nl": ("read", _w("-b -i -n -s -v -w")),
+    "cut": ("read", _w("-d -f -c -b")),
     "sort": ("read", _w("-k -t -S -T -o --key --field-separator")),
     "bat": ("read", _w("-l --language -r --line-range -H --highlight-line --style --theme -m")),
-    "touch": ("write", _w("-t -d -r")), "tee": ("write", frozenset()),
+    "touch": ("write", _w("-t -d -r")),
+    "tee": ("write", frozenset()),
     **{p: ("delete", frozenset()) for p in ("rm", "rmdir", "unlink")},
     **{p: ("copy", _w("-t --target-directory -S --suffix")) for p in ("cp", "mv")},
     "sed": ("sed", _w("-e -f -l --expression --file --line-length")),
-    **{p: ("grep", _w("-e -f -m -A -B -C -d -D --regexp --file --max-count"))
-       for p in ("grep", "egrep", "fgrep")},
-    "rg": ("grep", _w("-e -f -g --glob --iglob -t --type -T --type-not -m -A -B -C -j -M -r "
-                      "--replace --max-depth -d --type-add -E --encoding --sort --sortr --color "
-                      "--colors --max-filesize --pre --pre-glob --ignore-file --regexp")),
+    **{p: ("grep", _w("-e -f -m -A -B -C -d -D --regexp --file --max-count")) for p in ("grep", "egrep", "fgrep")},
+    "rg": (
+        "grep",
+        _w(
+            "-e -f -g --glob --iglob -t --type -T --type-not -m -A -B -C -j -M -r "
+            "--replace --max-depth -d --type-add -E --encoding --sort --sortr --color "
+            "--colors --max-filesize --pre --pre-glob --ignore-file --regexp"
+        ),
+    ),
     **{p: ("grep", _w("-A -B -C -G -m -g --ignore --depth")) for p in ("ag", "ack")},
     **{p: ("awk", _w("-F -v -f")) for p in ("awk", "gawk", "mawk")},
-    "jq": ("jq", _w("--indent -f --from-file -L")), "python": ("interp", _w("-W -X -Q -c -m")),
-    **{p: ("interp", _w("-e -p --eval --print -r --require --import --loader"))
-       for p in ("node", "bun", "deno", "ruby", "perl", "tsx", "ts-node")},
-    "source": ("source", frozenset()), ".": ("source", frozenset()),
-    "apply_patch": ("patch", frozenset()), "applypatch": ("patch", frozenset()),
+    "jq": ("jq", _w("--indent -f --from-file -L")),
+    "python": ("interp", _w("-W -X -Q -c -m")),
+    **{
+        p: ("interp", _w("-e -p --eval --print -r --require --import --loader"))
+        for p in ("node", "bun", "deno", "ruby", "perl", "tsx", "ts-node")
+    },
+    "source": ("source", frozenset()),
+    ".": ("source", frozenset()),
+    "apply_patch": ("patch", frozenset()),
+    "applypatch": ("patch", frozenset()),
 }
 INLINE_CODE_OPTS = _w("-c -m -e -p --eval --print")  # python -c/-m, node -e: no script file read
 JQ_TWO_VALUE_OPTS = _w("--arg --argjson --slurpfile --rawfile")
@@ -202,10 +267,10 @@ def _unwrap(argv: list[Tok]):
         bg, looped = bg or name in BACKGROUND_WRAPPERS, looped or name in LOOP_WRAPPERS
         if name in ("npx", "bunx") and i < n:
             pkg = re.sub(r"(?<=.)@[^/]*$", "", argv[i].text)  # drop @version
-            return NPM_PACKAGES.get(pkg, _base(pkg)), argv[i + 1:n], bg, looped, chdir
+            return NPM_PACKAGES.get(pkg, _base(pkg)), argv[i + 1 : n], bg, looped, chdir
     if i >= n:
         return None, [], bg, looped, chdir
-    return _base(argv[i].text), argv[i + 1:n], bg, looped, chdir
+    return _base(argv[i].text), argv[i + 1 : n], bg, looped, chdir
 
 
 def _launch(prog: str, args: list[Tok]):
@@ -241,8 +306,14 @@ def _launch(prog: str, args: list[Tok]):
 def _usable(tok: Tok | None) -> bool:
     """A literal path we can place: no expansion, glob, URL, option, `~`, or VAR=value."""
     t = tok.text if tok is not None and not tok.dyn else ""
-    return bool(t) and t != "-" and not t.startswith(("-", "+", "~")) and "://" not in t \
-        and not any(c in t for c in "*?[{}") and not _ASSIGN.match(t)
+    return (
+        bool(t)
+        and t != "-"
+        and not t.startswith(("-", "+", "~"))
+        and "://" not in t
+        and not any(c in t for c in "*?[{}")
+        and not _ASSIGN.match(t)
+    )
 
 
 def _patch_ops(patch: str) -> list[tuple[Tok, str]]:

@@ -11,7 +11,8 @@ import click
 from sessiongraph import __version__, queries
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.output import dumps, render
-from sessiongraph.pipeline import IngestSummary, ingest as run_ingest
+from sessiongraph.pipeline import IngestSummary
+from sessiongraph.pipeline import ingest as run_ingest
 
 DB_OPTION = click.option(
     "--db",
@@ -65,12 +66,20 @@ def main() -> None:
 @click.option("--until", type=Date(), help="Only files with a session that started by this date.")
 @click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the counts instead.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').",
+)
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
 @click.option(
-    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    "--privacy",
+    type=click.Choice(["metadata_only", "full"]),
+    default="metadata_only",
+    show_default=True,
     help="metadata_only stores no log text; full keeps shell commands and subagent descriptions, secrets masked.",
 )
 @_errors
@@ -87,12 +96,27 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
         with Progress(transient=True) as bar:
             task = bar.add_task("parsing", total=None)
             summary = run_ingest(
-                paths, db=db, since=since, until=until, workers=workers, engine=engine, ray_address=ray_address,
-                privacy=privacy, progress=lambda done, total: bar.update(task, completed=done, total=total),
+                paths,
+                db=db,
+                since=since,
+                until=until,
+                workers=workers,
+                engine=engine,
+                ray_address=ray_address,
+                privacy=privacy,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
-        summary = run_ingest(paths, db=db, since=since, until=until, workers=workers, engine=engine,
-                             ray_address=ray_address, privacy=privacy)
+        summary = run_ingest(
+            paths,
+            db=db,
+            since=since,
+            until=until,
+            workers=workers,
+            engine=engine,
+            ray_address=ray_address,
+            privacy=privacy,
+        )
     written = None
     if out_parquet:
         from sessiongraph.parquet import export_parquet
@@ -115,11 +139,11 @@ def _summary_text(s: IngestSummary) -> str:
     lines = [
         f"Files: {s.files_found} found, {s.files_read} read"
         + (f" ({s.files_resumed} grown, read from where the last ingest stopped)" if s.files_resumed else "")
-        + f", {s.files_unchanged} unchanged, {s.files_skipped} skipped" + _counts(s.skipped_by_reason),
+        + f", {s.files_unchanged} unchanged, {s.files_skipped} skipped"
+        + _counts(s.skipped_by_reason),
         "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
         "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
-        "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions")
-        + f"; {s.runs} runs",
+        "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions") + f"; {s.runs} runs",
         "Edges: " + (edges or "none"),
         "Inference: " + (_counts(s.inference_counts, bare=True) or "nothing to report"),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
@@ -136,10 +160,10 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 @click.argument("sql", required=False)
 @click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
 @DB_OPTION
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+    "--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db."
 )
-@click.option("--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db.")
 @_errors
 def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
@@ -170,7 +194,6 @@ def sessions(db, as_json):
     """One line per session: harness, start, model, kind and tokens."""
     df = queries.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
-
 
 
 @main.command()
@@ -207,7 +230,9 @@ def show(run, db, fmt, out, prices):
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@click.option(
+    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+)
 @_errors
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
@@ -231,10 +256,15 @@ def export():
 @click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @click.option(
-    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    "--privacy",
+    type=click.Choice(["metadata_only", "full"]),
+    default="metadata_only",
+    show_default=True,
     help="metadata_only writes no prompt, completion, tool or file text.",
 )
-@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@click.option(
+    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+)
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
@@ -248,17 +278,25 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
         return
     click.echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
     if summary.unpriced_models:
-        click.echo("No price for: " + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
-                   + " (usd left out of those attempts)")
+        click.echo(
+            "No price for: "
+            + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
+            + " (usd left out of those attempts)"
+        )
 
 
 @export.command("parquet")
 @click.option("--out", required=True, help="Dataset folder, or a URI such as s3://bucket/path.")
 @click.option(
-    "--privacy", type=click.Choice(["metadata_only", "full"]), default="metadata_only", show_default=True,
+    "--privacy",
+    type=click.Choice(["metadata_only", "full"]),
+    default="metadata_only",
+    show_default=True,
     help="metadata_only writes no log text (no shell commands or subagent descriptions).",
 )
-@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one.")
+@click.option(
+    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+)
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
@@ -275,8 +313,10 @@ def export_parquet(out, privacy, prices, db, as_json):
 
 def _parquet_text(s) -> str:
     rows = ", ".join(f"{t} {n}" for t, n in s.rows.items())
-    return (f"Dataset: {s.out} ({s.privacy}): {rows}; partitions {s.partitions_written} written, "
-            f"{s.partitions_unchanged} unchanged, {s.files_removed} files removed")
+    return (
+        f"Dataset: {s.out} ({s.privacy}): {rows}; partitions {s.partitions_written} written, "
+        f"{s.partitions_unchanged} unchanged, {s.files_removed} files removed"
+    )
 
 
 @main.command()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from inference.edges import stable_id
-from ingest.secrets import mask
+from sessiongraph.inference.edges import stable_id
+from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
 from sessiongraph.pricing import PriceTable
@@ -31,96 +31,259 @@ TS = pl.Datetime("us", "UTC")
 STRS = pl.List(pl.String)
 TIERS = ("verified", "heuristic", "reported")
 TOKENS = (
-    "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-    "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cache_creation_5m_tokens",
+    "cache_creation_1h_tokens",
+    "reasoning_tokens",
 )
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
 
-RUNS = pl.Schema({
-    "run_id": pl.String, "root_session_id": pl.String, "root_harness": pl.String,
-    "started_at": TS, "ended_at": TS, "n_sessions": pl.Int64, "n_spawns": pl.Int64, "n_launches": pl.Int64,
-    "n_artifact_edges": pl.Int64, "max_depth": pl.Int32, "harnesses": STRS, "models": STRS,
-    "producer": pl.String,
-})
+RUNS = pl.Schema(
+    {
+        "run_id": pl.String,
+        "root_session_id": pl.String,
+        "root_harness": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "n_sessions": pl.Int64,
+        "n_spawns": pl.Int64,
+        "n_launches": pl.Int64,
+        "n_artifact_edges": pl.Int64,
+        "max_depth": pl.Int32,
+        "harnesses": STRS,
+        "models": STRS,
+        "producer": pl.String,
+    }
+)
 
-SESSIONS = pl.Schema({
-    "session_id": pl.String, "run_id": pl.String, "parent_session_id": pl.String, "via": pl.String,
-    "depth": pl.Int32, "role": pl.String, "role_tier": pl.String, "phase": pl.String,
-    "native_id": pl.String, "agent_id": pl.String, "session_kind": pl.String, "agent_type": pl.String,
-    "entrypoint": pl.String, "model": pl.String, "cwd": pl.String, "git_repo": pl.String,
-    "git_branch": pl.String, "git_commit": pl.String, "started_at": TS, "ended_at": TS,
-    "wall_s": pl.Float64, "n_files": pl.Int64, "n_attempts": pl.Int64, "state": pl.String,
-    "waiting_on": pl.String, "requests": pl.Int64, **_TOKEN_COLS, "total_tokens": pl.Int64, "usd": pl.Float64,
-})
+SESSIONS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "parent_session_id": pl.String,
+        "via": pl.String,
+        "depth": pl.Int32,
+        "role": pl.String,
+        "role_tier": pl.String,
+        "phase": pl.String,
+        "native_id": pl.String,
+        "agent_id": pl.String,
+        "session_kind": pl.String,
+        "agent_type": pl.String,
+        "entrypoint": pl.String,
+        "model": pl.String,
+        "cwd": pl.String,
+        "git_repo": pl.String,
+        "git_branch": pl.String,
+        "git_commit": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "wall_s": pl.Float64,
+        "n_files": pl.Int64,
+        "n_attempts": pl.Int64,
+        "state": pl.String,
+        "waiting_on": pl.String,
+        "requests": pl.Int64,
+        **_TOKEN_COLS,
+        "total_tokens": pl.Int64,
+        "usd": pl.Float64,
+    }
+)
 
-ATTEMPTS = pl.Schema({
-    "attempt_id": pl.String, "session_id": pl.String, "run_id": pl.String, "n": pl.Int32,
-    "attempt": pl.Int32, "source_path": pl.String, "source_bytes": pl.Int64, "native_id": pl.String,
-    "agent_id": pl.String, "session_kind": pl.String, "layout": pl.String, "harness_version": pl.String,
-    "cwd": pl.String, "git_branch": pl.String, "git_commit": pl.String, "git_repo": pl.String,
-    "started_at": TS, "ended_at": TS, "model": pl.String, "entrypoint": pl.String, "originator": pl.String,
-    "slug": pl.String, "parent_native_id": pl.String, "parent_agent_id": pl.String,
-    "parent_tool_use_id": pl.String, "spawn_depth": pl.Int32, "agent_type": pl.String,
-    "forked_from_id": pl.String, "root_native_id": pl.String, "continued_from_id": pl.String,
-    "caused_by_id": pl.String, "depends_on": STRS, "first_prompt_hash": pl.String, "n_records": pl.Int64,
-    "state": pl.String, "waiting_on": pl.String, "status": pl.String, "outcome_tier": pl.String,
-    "requests": pl.Int64, **_TOKEN_COLS, "usd": pl.Float64,
-})
+ATTEMPTS = pl.Schema(
+    {
+        "attempt_id": pl.String,
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "n": pl.Int32,
+        "attempt": pl.Int32,
+        "source_path": pl.String,
+        "source_bytes": pl.Int64,
+        "native_id": pl.String,
+        "agent_id": pl.String,
+        "session_kind": pl.String,
+        "layout": pl.String,
+        "harness_version": pl.String,
+        "cwd": pl.String,
+        "git_branch": pl.String,
+        "git_commit": pl.String,
+        "git_repo": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "model": pl.String,
+        "entrypoint": pl.String,
+        "originator": pl.String,
+        "slug": pl.String,
+        "parent_native_id": pl.String,
+        "parent_agent_id": pl.String,
+        "parent_tool_use_id": pl.String,
+        "spawn_depth": pl.Int32,
+        "agent_type": pl.String,
+        "forked_from_id": pl.String,
+        "root_native_id": pl.String,
+        "continued_from_id": pl.String,
+        "caused_by_id": pl.String,
+        "depends_on": STRS,
+        "first_prompt_hash": pl.String,
+        "n_records": pl.Int64,
+        "state": pl.String,
+        "waiting_on": pl.String,
+        "status": pl.String,
+        "outcome_tier": pl.String,
+        "requests": pl.Int64,
+        **_TOKEN_COLS,
+        "usd": pl.Float64,
+    }
+)
 
-EDGES = pl.Schema({
-    "edge_id": pl.String, "kind": pl.String, "src": pl.String, "dst": pl.String, "tier": pl.String,
-    "evidence": pl.String, "pass": pl.String, "src_call_id": pl.String, "dst_call_id": pl.String,
-    "ts": TS, "lag_s": pl.Float64, "path": pl.String, "version": pl.Int32, "src_tier": pl.String,
-    "dst_tier": pl.String, "run_id": pl.String, "src_run_id": pl.String, "dst_run_id": pl.String,
-})
+EDGES = pl.Schema(
+    {
+        "edge_id": pl.String,
+        "kind": pl.String,
+        "src": pl.String,
+        "dst": pl.String,
+        "tier": pl.String,
+        "evidence": pl.String,
+        "pass": pl.String,
+        "src_call_id": pl.String,
+        "dst_call_id": pl.String,
+        "ts": TS,
+        "lag_s": pl.Float64,
+        "path": pl.String,
+        "version": pl.Int32,
+        "src_tier": pl.String,
+        "dst_tier": pl.String,
+        "run_id": pl.String,
+        "src_run_id": pl.String,
+        "dst_run_id": pl.String,
+    }
+)
 # Log text: only under the ``full`` privacy profile.
 EDGES_FULL = pl.Schema({**EDGES, "command": pl.String, "description": pl.String})
 
-ARTIFACTS = pl.Schema({
-    "artifact_id": pl.String, "path": pl.String, "version": pl.Int32, "producer": pl.String,
-    "run_id": pl.String, "call_id": pl.String, "ts": TS, "how": pl.String, "tier": pl.String,
-    "n_writes": pl.Int64, "n_reads": pl.Int64, "writers": STRS, "consumers": STRS,
-})
+ARTIFACTS = pl.Schema(
+    {
+        "artifact_id": pl.String,
+        "path": pl.String,
+        "version": pl.Int32,
+        "producer": pl.String,
+        "run_id": pl.String,
+        "call_id": pl.String,
+        "ts": TS,
+        "how": pl.String,
+        "tier": pl.String,
+        "n_writes": pl.Int64,
+        "n_reads": pl.Int64,
+        "writers": STRS,
+        "consumers": STRS,
+    }
+)
 
-USAGE = pl.Schema({
-    "session_id": pl.String, "run_id": pl.String, "attempt": pl.Int32, "ts": TS, "model": pl.String,
-    "message_id": pl.String, "request_id": pl.String, **_TOKEN_COLS, "usd": pl.Float64,
-    "source_path": pl.String, "line": pl.Int64,
-})
+USAGE = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "attempt": pl.Int32,
+        "ts": TS,
+        "model": pl.String,
+        "message_id": pl.String,
+        "request_id": pl.String,
+        **_TOKEN_COLS,
+        "usd": pl.Float64,
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
 
 # The store's outcomes (state history, evidence, verdicts), so a loaded store exports them to OCP.
-OUTCOMES = pl.Schema({
-    "session_id": pl.String, "run_id": pl.String, "attempt": pl.Int32, "ts": TS, "kind": pl.String,
-    "native_state": pl.String, "waiting_on": pl.String, "evidence_kind": pl.String, "verifier": pl.String,
-    "criterion": pl.Int32, "accepted": pl.Boolean, "tier": pl.String, "ref": pl.String,
-    "source_path": pl.String, "line": pl.Int64,
-})
+OUTCOMES = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "attempt": pl.Int32,
+        "ts": TS,
+        "kind": pl.String,
+        "native_state": pl.String,
+        "waiting_on": pl.String,
+        "evidence_kind": pl.String,
+        "verifier": pl.String,
+        "criterion": pl.Int32,
+        "accepted": pl.Boolean,
+        "tier": pl.String,
+        "ref": pl.String,
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
 
-RUN_FEATURES = pl.Schema({
-    "run_id": pl.String, "root_session_id": pl.String, "producer": pl.String,
-    "started_at": TS, "ended_at": TS, "wall_s": pl.Float64,
-    "harness_mix": pl.String, "harnesses": STRS, "n_harnesses": pl.Int64,
-    "models": STRS, "n_models": pl.Int64, "top_model": pl.String,
-    "n_sessions": pl.Int64, "n_subagents": pl.Int64, "n_launched": pl.Int64, "n_helpers": pl.Int64,
-    **{f"n_{kind}_{tier}": pl.Int64 for kind in ("spawns", "launches", "artifact_flows") for tier in TIERS},
-    "n_artifact_flows_in": pl.Int64, "n_artifact_flows_out": pl.Int64, "n_continued_from": pl.Int64,
-    "n_calls": pl.Int64, "n_shell_calls": pl.Int64, "n_error_calls": pl.Int64,
-    "requests": pl.Int64, **_TOKEN_COLS, "total_tokens": pl.Int64,
-    "usd": pl.Float64, "usd_priced": pl.Float64, "unpriced_requests": pl.Int64,
-    "task_type": pl.String, "task_size": pl.String, "task_touches": pl.String, "task_has_tests": pl.Boolean,
-    "task_lang": pl.String, "files_written": pl.Int64,
-    "tree_depth": pl.Int32, "tree_width": pl.Int64, "max_fanout": pl.Int64,
-})
+RUN_FEATURES = pl.Schema(
+    {
+        "run_id": pl.String,
+        "root_session_id": pl.String,
+        "producer": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "wall_s": pl.Float64,
+        "harness_mix": pl.String,
+        "harnesses": STRS,
+        "n_harnesses": pl.Int64,
+        "models": STRS,
+        "n_models": pl.Int64,
+        "top_model": pl.String,
+        "n_sessions": pl.Int64,
+        "n_subagents": pl.Int64,
+        "n_launched": pl.Int64,
+        "n_helpers": pl.Int64,
+        **{f"n_{kind}_{tier}": pl.Int64 for kind in ("spawns", "launches", "artifact_flows") for tier in TIERS},
+        "n_artifact_flows_in": pl.Int64,
+        "n_artifact_flows_out": pl.Int64,
+        "n_continued_from": pl.Int64,
+        "n_calls": pl.Int64,
+        "n_shell_calls": pl.Int64,
+        "n_error_calls": pl.Int64,
+        "requests": pl.Int64,
+        **_TOKEN_COLS,
+        "total_tokens": pl.Int64,
+        "usd": pl.Float64,
+        "usd_priced": pl.Float64,
+        "unpriced_requests": pl.Int64,
+        "task_type": pl.String,
+        "task_size": pl.String,
+        "task_touches": pl.String,
+        "task_has_tests": pl.Boolean,
+        "task_lang": pl.String,
+        "files_written": pl.Int64,
+        "tree_depth": pl.Int32,
+        "tree_width": pl.Int64,
+        "max_fanout": pl.Int64,
+    }
+)
 
 TABLES: dict[str, pl.Schema] = {
-    "runs": RUNS, "sessions": SESSIONS, "attempts": ATTEMPTS, "edges": EDGES,
-    "artifacts": ARTIFACTS, "usage": USAGE, "outcomes": OUTCOMES, "run_features": RUN_FEATURES,
+    "runs": RUNS,
+    "sessions": SESSIONS,
+    "attempts": ATTEMPTS,
+    "edges": EDGES,
+    "artifacts": ARTIFACTS,
+    "usage": USAGE,
+    "outcomes": OUTCOMES,
+    "run_features": RUN_FEATURES,
 }
 
 # List items are named "element", as Parquet's LIST type names them, so a file read back has
 # exactly the schema it was written with.
-_ARROW = {pl.String: pa.string(), pl.Int64: pa.int64(), pl.Int32: pa.int32(), pl.Float64: pa.float64(),
-          pl.Boolean: pa.bool_(), TS: pa.timestamp("us", tz="UTC"), STRS: pa.list_(pa.field("element", pa.string()))}
+_ARROW = {
+    pl.String: pa.string(),
+    pl.Int64: pa.int64(),
+    pl.Int32: pa.int32(),
+    pl.Float64: pa.float64(),
+    pl.Boolean: pa.bool_(),
+    TS: pa.timestamp("us", tz="UTC"),
+    STRS: pa.list_(pa.field("element", pa.string())),
+}
 
 
 def schema(table: str, privacy: str = "metadata_only") -> pl.Schema:
@@ -228,12 +391,15 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
     usage = _priced(store.query(_USAGE), prices)
     attempt_usage = _priced(store.query(_ATTEMPT_USAGE.format(sums=sums)), prices)
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
-    sessions = _sessions(store.query(_SESSIONS.format(
-        tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts)
-    edges = store.query(_EDGES.format(
-        text=", c.command, c.description" if privacy == "full" else "",
-        calls=_EDGE_CALLS if privacy == "full" else "",
-    ))
+    sessions = _sessions(
+        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
+    )
+    edges = store.query(
+        _EDGES.format(
+            text=", c.command, c.description" if privacy == "full" else "",
+            calls=_EDGE_CALLS if privacy == "full" else "",
+        )
+    )
     if privacy == "full":  # masked at ingest already, unless the store was written before masking
         edges = edges.with_columns(pl.col("command", "description").map_elements(mask, return_dtype=pl.String))
     runs = store.query("SELECT *, root_harness AS _harness FROM runs")
@@ -244,9 +410,14 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
         "edges": _part(edges, "ts", "edge_id", "src", "dst"),
         "artifacts": _part(
             store.query(_ARTIFACTS).with_columns(
-                artifact_id=stable_id("a_", pl.concat_str([pl.col("path"), pl.col("version").cast(pl.String)],
-                                                          separator="\x1f"))),
-            "ts", "path", "version"),
+                artifact_id=stable_id(
+                    "a_", pl.concat_str([pl.col("path"), pl.col("version").cast(pl.String)], separator="\x1f")
+                )
+            ),
+            "ts",
+            "path",
+            "version",
+        ),
         "usage": _part(usage, "ts", "session_id", "source_path", "line", "message_id"),
         "outcomes": _part(store.query(_OUTCOMES), "ts", *OUTCOMES),
         "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
@@ -257,7 +428,8 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | 
 def _conform(df: pl.DataFrame, sch: pl.Schema) -> pl.DataFrame:
     return df.select(
         *[pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c) for c, t in sch.items()],
-        "_harness", "_month",
+        "_harness",
+        "_month",
     )
 
 
@@ -272,11 +444,18 @@ def _part(df: pl.DataFrame, ts: str, *order: str) -> pl.DataFrame:
 def _priced(df: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
     """Add ``usd`` (the PriceTable's list price of each row's tokens; null for an unknown model)."""
     models = df["model"].unique().to_list() if df.height else []
-    rates = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
-             "cache_creation_5m_tokens": "cache_write_5m", "cache_creation_1h_tokens": "cache_write_1h"}
+    rates = {
+        "input_tokens": "input",
+        "output_tokens": "output",
+        "cache_read_tokens": "cache_read",
+        "cache_creation_5m_tokens": "cache_write_5m",
+        "cache_creation_1h_tokens": "cache_write_1h",
+    }
     table = pl.DataFrame(
-        [{"model": m, **{f"_r_{k}": getattr(p, v) if (p := prices.lookup(m)) else None for k, v in rates.items()}}
-         for m in models],
+        [
+            {"model": m, **{f"_r_{k}": getattr(p, v) if (p := prices.lookup(m)) else None for k, v in rates.items()}}
+            for m in models
+        ],
         schema={"model": pl.String, **{f"_r_{k}": pl.Float64 for k in rates}},
     )
     cost = pl.sum_horizontal([pl.col(k).fill_null(0) * pl.col(f"_r_{k}") for k in rates])
@@ -294,7 +473,9 @@ def _usd_sum() -> pl.Expr:
 
 def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
     per = usage.group_by("session_id", "source_path", "file_attempt").agg(
-        pl.col("requests").sum(), *[pl.col(t).sum() for t in TOKENS], usd=_usd_sum(),
+        pl.col("requests").sum(),
+        *[pl.col(t).sum() for t in TOKENS],
+        usd=_usd_sum(),
     )
     return (
         attempts.with_columns(file_attempt=pl.col("attempt").fill_null(1))
@@ -315,8 +496,9 @@ def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     return sessions.join(per, on="session_id", how="left").with_columns(wall_s=wall)
 
 
-def _run_features(store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edges: pl.DataFrame,
-                  usage: pl.DataFrame) -> pl.DataFrame:
+def _run_features(
+    store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edges: pl.DataFrame, usage: pl.DataFrame
+) -> pl.DataFrame:
     members = sessions.filter(pl.col("run_id").is_not_null())
     counts = members.group_by("run_id").agg(
         n_subagents=(pl.col("via") == "spawn").sum().cast(pl.Int64),
@@ -329,22 +511,35 @@ def _run_features(store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edge
     shape = by_depth.group_by("run_id").agg(tree_depth=pl.col("depth").max(), tree_width=pl.col("len").max())
     fanout = (
         members.filter(pl.col("parent_session_id").is_not_null())
-        .group_by("run_id", "parent_session_id").len()
-        .group_by("run_id").agg(max_fanout=pl.col("len").max())
+        .group_by("run_id", "parent_session_id")
+        .len()
+        .group_by("run_id")
+        .agg(max_fanout=pl.col("len").max())
     )
     inside = edges.filter(pl.col("run_id").is_not_null())
     tiers = inside.group_by("run_id").agg(
-        **{f"n_{name}_{tier}": ((pl.col("kind") == kind) & (pl.col("tier") == tier)).sum().cast(pl.Int64)
-           for name, kind in (("spawns", "spawn"), ("launches", "launch"), ("artifact_flows", "artifact"))
-           for tier in TIERS},
+        **{
+            f"n_{name}_{tier}": ((pl.col("kind") == kind) & (pl.col("tier") == tier)).sum().cast(pl.Int64)
+            for name, kind in (("spawns", "spawn"), ("launches", "launch"), ("artifact_flows", "artifact"))
+            for tier in TIERS
+        },
     )
     across = edges.filter(pl.col("run_id").is_null())
-    flows_in = across.filter(pl.col("kind") == "artifact").group_by(pl.col("dst_run_id").alias("run_id")).agg(
-        n_artifact_flows_in=pl.len().cast(pl.Int64))
-    flows_out = across.filter(pl.col("kind") == "artifact").group_by(pl.col("src_run_id").alias("run_id")).agg(
-        n_artifact_flows_out=pl.len().cast(pl.Int64))
-    continued = across.filter(pl.col("kind").is_in(("continue", "fork"))).group_by(
-        pl.col("dst_run_id").alias("run_id")).agg(n_continued_from=pl.len().cast(pl.Int64))
+    flows_in = (
+        across.filter(pl.col("kind") == "artifact")
+        .group_by(pl.col("dst_run_id").alias("run_id"))
+        .agg(n_artifact_flows_in=pl.len().cast(pl.Int64))
+    )
+    flows_out = (
+        across.filter(pl.col("kind") == "artifact")
+        .group_by(pl.col("src_run_id").alias("run_id"))
+        .agg(n_artifact_flows_out=pl.len().cast(pl.Int64))
+    )
+    continued = (
+        across.filter(pl.col("kind").is_in(("continue", "fork")))
+        .group_by(pl.col("dst_run_id").alias("run_id"))
+        .agg(n_continued_from=pl.len().cast(pl.Int64))
+    )
     spent = usage.filter(pl.col("run_id").is_not_null())
     money = spent.group_by("run_id").agg(
         usd=_usd_sum(),
@@ -353,20 +548,41 @@ def _run_features(store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edge
     )
     top = (
         spent.filter(pl.col("model").is_not_null())
-        .group_by("run_id", "model").agg(pl.col("output_tokens").sum(), pl.len())
+        .group_by("run_id", "model")
+        .agg(pl.col("output_tokens").sum(), pl.len())
         .sort("run_id", "output_tokens", "len", "model", descending=[False, True, True, False])
-        .group_by("run_id", maintain_order=True).agg(top_model=pl.col("model").first())
+        .group_by("run_id", maintain_order=True)
+        .agg(top_model=pl.col("model").first())
     )
     out = runs.select(
-        "run_id", "root_session_id", "producer", "started_at", "ended_at", "_harness", "n_sessions",
-        "harnesses", "models", "max_depth",
+        "run_id",
+        "root_session_id",
+        "producer",
+        "started_at",
+        "ended_at",
+        "_harness",
+        "n_sessions",
+        "harnesses",
+        "models",
+        "max_depth",
         wall_s=(pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6,
         harness_mix=pl.col("harnesses").list.join("+"),
         n_harnesses=pl.col("harnesses").list.len().cast(pl.Int64),
         n_models=pl.col("models").list.len().cast(pl.Int64),
     )
-    for part in (counts, shape, fanout, tiers, flows_in, flows_out, continued, money, top,
-                 store.query(_RUN_CALLS), _tasks(store, runs)):
+    for part in (
+        counts,
+        shape,
+        fanout,
+        tiers,
+        flows_in,
+        flows_out,
+        continued,
+        money,
+        top,
+        store.query(_RUN_CALLS),
+        _tasks(store, runs),
+    ):
         out = out.join(part, on="run_id", how="left")
     zero = [c for c, t in RUN_FEATURES.items() if t == pl.Int64 and c.startswith("n_")]
     zero += ["requests", *TOKENS, "total_tokens", "max_fanout", "files_written"]
@@ -387,9 +603,26 @@ def _tasks(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
     for rid in runs["run_id"]:
         t = task(rid, paths.get(rid, []))
         f = t["features"]
-        rows.append({"run_id": rid, "task_type": t["type"], "task_size": f["size"], "task_touches": f["touches"],
-                     "task_has_tests": f["has_tests"], "task_lang": f.get("lang"), "files_written": f["files_written"]})
-    return pl.DataFrame(rows, schema={"run_id": pl.String, "task_type": pl.String, "task_size": pl.String,
-                                      "task_touches": pl.String, "task_has_tests": pl.Boolean,
-                                      "task_lang": pl.String, "files_written": pl.Int64})
-
+        rows.append(
+            {
+                "run_id": rid,
+                "task_type": t["type"],
+                "task_size": f["size"],
+                "task_touches": f["touches"],
+                "task_has_tests": f["has_tests"],
+                "task_lang": f.get("lang"),
+                "files_written": f["files_written"],
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "run_id": pl.String,
+            "task_type": pl.String,
+            "task_size": pl.String,
+            "task_touches": pl.String,
+            "task_has_tests": pl.Boolean,
+            "task_lang": pl.String,
+            "files_written": pl.Int64,
+        },
+    )

@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from ingest.privacy import without_ext
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp_bundle import bundles, chosen_runs
 from sessiongraph.ocp_writer import _hash, document
 from sessiongraph.pricing import PriceTable

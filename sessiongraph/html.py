@@ -19,8 +19,8 @@ from importlib import resources
 import orjson
 import polars as pl
 
-from inference.edges import EDGE_KINDS
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.inference.edges import EDGE_KINDS
 from sessiongraph.pricing import PriceTable
 from sessiongraph.show import RunGraph, run_graph
 from sessiongraph.store import Store
@@ -29,11 +29,19 @@ TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
 # Fixed colour slots (hc-N in the CSS) so a harness looks the same on every page; others take the rest.
 HARNESS_SLOTS = {"claude-code": 0, "codex": 1, "gemini-cli": 2, "pi": 3, "omp": 4, "opencode": 5, "ocp": 6}
 N_SLOTS = 10
-STREAMS = ("input_tokens", "cache_read_tokens", "cache_creation_tokens", "cache_creation_5m_tokens",
-           "cache_creation_1h_tokens", "output_tokens", "reasoning_tokens")
+STREAMS = (
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cache_creation_5m_tokens",
+    "cache_creation_1h_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+)
 
 
 # -- the page shell, shared with the report --------------------------------------------------------
+
 
 def asset(name: str) -> str:
     return resources.files("sessiongraph").joinpath("assets", name).read_text(encoding="utf-8")
@@ -59,8 +67,10 @@ def page(title: str, body: str, *, css: str, js: str = "", data: object = None) 
         if "</" in text:
             raise ValueError("inline assets must not contain '</'")
     script_src = _sha(js) if js else "'none'"
-    csp = (f"default-src 'none'; img-src data:; style-src {_sha(css)}; script-src {script_src}; "
-           "base-uri 'none'; form-action 'none'")
+    csp = (
+        f"default-src 'none'; img-src data:; style-src {_sha(css)}; script-src {script_src}; "
+        "base-uri 'none'; form-action 'none'"
+    )
     blocks = []
     if data is not None:
         blocks.append(f'<script type="application/json" id="sg-data">{json_text(data)}</script>')
@@ -131,8 +141,12 @@ def priced_usage(store: Store, run_ids: list[str], prices: PriceTable) -> pl.Dat
         store.con.unregister("sg_chosen_runs")
     tokens = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
     usd = [
-        0.0 if not any(r[k] for k in tokens) else prices.usd(
-            r["model"], input_tokens=r["input_tokens"] or 0, output_tokens=r["output_tokens"] or 0,
+        0.0
+        if not any(r[k] for k in tokens)
+        else prices.usd(
+            r["model"],
+            input_tokens=r["input_tokens"] or 0,
+            output_tokens=r["output_tokens"] or 0,
             cache_read_tokens=r["cache_read_tokens"] or 0,
             cache_creation_5m_tokens=r["cache_creation_5m_tokens"] or 0,
             cache_creation_1h_tokens=r["cache_creation_1h_tokens"] or 0,
@@ -196,7 +210,9 @@ def run_data(store: Store, graph: RunGraph, prices: PriceTable) -> dict:
     run = graph.run
     usage = priced_usage(store, [run["run_id"]], prices)
     per_session = usage.group_by("session_id").agg(
-        pl.col("requests").sum(), *(pl.col(c).sum() for c in STREAMS), usd_total(),
+        pl.col("requests").sum(),
+        *(pl.col(c).sum() for c in STREAMS),
+        usd_total(),
         pl.col("model").filter(pl.col("usd").is_null()).unique().sort().alias("unpriced"),
     )
     cost = {r["session_id"]: r for r in per_session.iter_rows(named=True)}
@@ -206,26 +222,55 @@ def run_data(store: Store, graph: RunGraph, prices: PriceTable) -> dict:
     for m in graph.members.iter_rows(named=True):
         c = cost.get(m["session_id"], {})
         start, end = m["started_at"], m["ended_at"]
-        sessions.append({
-            "id": m["session_id"], "short": short_id(m["session_id"]), "lane": lane[m["session_id"]],
-            "parent": m["parent_session_id"], "via": m["via"], "depth": m["depth"], "role": m["role"],
-            "role_tier": m.get("role_tier"), "phase": m.get("phase"), "harness": m["harness"],
-            "kind": m["session_kind"], "model": m["model"], "entrypoint": m["entrypoint"],
-            "start": ms(start), "end": ms(end),
-            "dur_s": (end - start).total_seconds() if start and end else None,
-            "tokens": {k.removesuffix("_tokens"): int(c.get(k) or 0) for k in STREAMS} | {
-                "total": int(m["total_tokens"] or 0)},
-            "requests": int(c.get("requests") or 0),
-            "usd": c.get("usd", 0.0) if c else 0.0, "unpriced": c.get("unpriced") or [],
-            "external": False, "run": run["run_id"],
-        })
+        sessions.append(
+            {
+                "id": m["session_id"],
+                "short": short_id(m["session_id"]),
+                "lane": lane[m["session_id"]],
+                "parent": m["parent_session_id"],
+                "via": m["via"],
+                "depth": m["depth"],
+                "role": m["role"],
+                "role_tier": m.get("role_tier"),
+                "phase": m.get("phase"),
+                "harness": m["harness"],
+                "kind": m["session_kind"],
+                "model": m["model"],
+                "entrypoint": m["entrypoint"],
+                "start": ms(start),
+                "end": ms(end),
+                "dur_s": (end - start).total_seconds() if start and end else None,
+                "tokens": {k.removesuffix("_tokens"): int(c.get(k) or 0) for k in STREAMS}
+                | {"total": int(m["total_tokens"] or 0)},
+                "requests": int(c.get("requests") or 0),
+                "usd": c.get("usd", 0.0) if c else 0.0,
+                "unpriced": c.get("unpriced") or [],
+                "external": False,
+                "run": run["run_id"],
+            }
+        )
     sessions.sort(key=lambda s: s["lane"])
-    edges = [{
-        "id": e["edge_id"], "kind": e["kind"], "src": e["src"], "dst": e["dst"], "tier": e["tier"],
-        "evidence": e["evidence"], "pass": e["pass"], "ts": ms(e["ts"]), "lag_s": e["lag_s"],
-        "path": e["path"], "version": e["version"], "run": e["run_id"], "src_call": e["src_call_id"],
-        "dst_call": e["dst_call_id"], "src_tier": e["src_tier"], "dst_tier": e["dst_tier"],
-    } for e in graph.edges.iter_rows(named=True)]
+    edges = [
+        {
+            "id": e["edge_id"],
+            "kind": e["kind"],
+            "src": e["src"],
+            "dst": e["dst"],
+            "tier": e["tier"],
+            "evidence": e["evidence"],
+            "pass": e["pass"],
+            "ts": ms(e["ts"]),
+            "lag_s": e["lag_s"],
+            "path": e["path"],
+            "version": e["version"],
+            "run": e["run_id"],
+            "src_call": e["src_call_id"],
+            "dst_call": e["dst_call_id"],
+            "src_tier": e["src_tier"],
+            "dst_tier": e["dst_tier"],
+        }
+        for e in graph.edges.iter_rows(named=True)
+    ]
     sessions += _external(store, edges, lane)
     artifacts = _artifacts(store, run["run_id"])
     kinds = list(EDGE_KINDS) + sorted({e["kind"] for e in edges} - set(EDGE_KINDS))
@@ -234,14 +279,22 @@ def run_data(store: Store, graph: RunGraph, prices: PriceTable) -> dict:
     priced = [s["usd"] for s in sessions if not s["external"]]
     return {
         "run": {
-            "id": run["run_id"], "root": run["root_session_id"], "start": ms(run["started_at"]),
-            "end": ms(run["ended_at"]), "n_sessions": run["n_sessions"], "producer": run.get("producer"),
+            "id": run["run_id"],
+            "root": run["root_session_id"],
+            "start": ms(run["started_at"]),
+            "end": ms(run["ended_at"]),
+            "n_sessions": run["n_sessions"],
+            "producer": run.get("producer"),
             "usd": None if any(u is None for u in priced) else round(sum(priced), 6),
             "tokens": sum(s["tokens"]["total"] for s in sessions if not s["external"]),
         },
-        "sessions": sessions, "edges": edges, "artifacts": artifacts,
+        "sessions": sessions,
+        "edges": edges,
+        "artifacts": artifacts,
         "legend": {
-            "kinds": kinds, "tiers": tiers, "harnesses": harnesses,
+            "kinds": kinds,
+            "tiers": tiers,
+            "harnesses": harnesses,
             "kind_class": {k: f"k-{k}" if k in EDGE_KINDS else "k-other" for k in kinds},
             "tier_class": {t: f"t-{t}" if t in TIERS else "t-other" for t in tiers},
             "harness_class": harness_classes(harnesses),
@@ -256,12 +309,24 @@ def _external(store: Store, edges: list[dict], lane: dict[str, int]) -> list[dic
     out = []
     for i, sid in enumerate(ids):
         r = found.get(sid, {})
-        out.append({
-            "id": sid, "short": short_id(sid), "lane": len(lane) + i, "parent": None, "via": None, "depth": 0,
-            "role": None, "harness": r.get("harness"), "kind": r.get("session_kind"), "model": r.get("model"),
-            "start": ms(r.get("started_at")), "end": ms(r.get("ended_at")), "external": True,
-            "run": r.get("run_id"),
-        })
+        out.append(
+            {
+                "id": sid,
+                "short": short_id(sid),
+                "lane": len(lane) + i,
+                "parent": None,
+                "via": None,
+                "depth": 0,
+                "role": None,
+                "harness": r.get("harness"),
+                "kind": r.get("session_kind"),
+                "model": r.get("model"),
+                "start": ms(r.get("started_at")),
+                "end": ms(r.get("ended_at")),
+                "external": True,
+                "run": r.get("run_id"),
+            }
+        )
     return out
 
 
@@ -271,9 +336,18 @@ def _artifacts(store: Store, run_id: str) -> list[dict]:
     for r in rows.iter_rows(named=True):
         a = out.setdefault(r["path"], {"path": r["path"], "versions": [], "writers": [], "readers": []})
         readers = list(r["consumers"] or [])
-        a["versions"].append({"version": r["version"], "producer": r["producer"], "call": r["call_id"],
-                              "ts": ms(r["ts"]), "how": r["how"], "tier": r["tier"], "readers": readers,
-                              "of": r["n_writes"]})
+        a["versions"].append(
+            {
+                "version": r["version"],
+                "producer": r["producer"],
+                "call": r["call_id"],
+                "ts": ms(r["ts"]),
+                "how": r["how"],
+                "tier": r["tier"],
+                "readers": readers,
+                "of": r["n_writes"],
+            }
+        )
         for key, ids in (("writers", [r["producer"]]), ("readers", readers)):
             a[key] += [s for s in ids if s not in a[key]]
     return list(out.values())
@@ -283,8 +357,12 @@ def render_run(data: dict) -> str:
     r = data["run"]
     title = f"run {r['id']} · sessiongraph"
     body = asset("run.html").format(
-        run_id=esc(r["id"]), root=esc(r["root"]), legend=legend(data), n_sessions=r["n_sessions"],
-        n_edges=len(data["edges"]), n_artifacts=len(data["artifacts"]),
+        run_id=esc(r["id"]),
+        root=esc(r["root"]),
+        legend=legend(data),
+        n_sessions=r["n_sessions"],
+        n_edges=len(data["edges"]),
+        n_artifacts=len(data["artifacts"]),
     )
     return page(title, body, css=asset("page.css") + asset("run.css"), js=asset("run.js"), data=data)
 
@@ -306,8 +384,9 @@ def legend(data: dict) -> str:
                 f'class="{line_cls}"/></svg>{esc(name)} <span class="n">{n}</span></li>'
             )
     for h in lg["harnesses"]:
-        items.append(f'<li data-legend-harness="{esc(h)}"><span class="chip {lg["harness_class"][h]}"></span>'
-                     f"{esc(h)}</li>")
+        items.append(
+            f'<li data-legend-harness="{esc(h)}"><span class="chip {lg["harness_class"][h]}"></span>{esc(h)}</li>'
+        )
     return "\n".join(items)
 
 

@@ -34,7 +34,8 @@ arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
 arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL) AS waiting_on
 """
 
-_MEMBERS = """
+_MEMBERS = (
+    """
 SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
        s.harness, s.native_id, s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
        s.entrypoint, s.model, s.started_at, s.ended_at, s.state, s.waiting_on
@@ -44,12 +45,15 @@ JOIN (
            any_value(session_kind) AS session_kind, any_value(agent_type) AS agent_type,
            arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,
            any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
-           min(started_at) AS started_at, max(ended_at) AS ended_at, """ + NODE_STATE + """
+           min(started_at) AS started_at, max(ended_at) AS ended_at, """
+    + NODE_STATE
+    + """
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY m.run_id, m.depth, s.started_at NULLS LAST, m.session_id
 """
+)
 
 _ATTEMPTS = """
 SELECT m.run_id, s.session_id, s.source_path, coalesce(s.attempt, 1) AS attempt, s.started_at, s.ended_at,
@@ -130,8 +134,13 @@ def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
         parts = {
             name: _split(store.query(sql))
             for name, sql in (
-                ("members", _MEMBERS), ("attempts", _ATTEMPTS), ("usage", _USAGE),
-                ("edges", _EDGES), ("versions", _VERSIONS), ("writes", _WRITES), ("outcomes", _OUTCOMES),
+                ("members", _MEMBERS),
+                ("attempts", _ATTEMPTS),
+                ("usage", _USAGE),
+                ("edges", _EDGES),
+                ("versions", _VERSIONS),
+                ("writes", _WRITES),
+                ("outcomes", _OUTCOMES),
             )
         }
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from ingest.frames import TERMINAL_STATUSES
+from sessiongraph.ingest.frames import TERMINAL_STATUSES
 from sessiongraph.ocp_time import timestamp
 
 UNSETTLED = "settled_unverified"  # a log ends, but no log says whether the work was accepted
@@ -39,8 +39,13 @@ def attempt_outcome(status: str | None, tier: str | None, evidence: list[dict]) 
 
 
 def _evidence(row: dict) -> dict:
-    item = {"kind": row["evidence_kind"], "verifier": row["verifier"], "tier": row["tier"],
-            "observed_at": timestamp(row["ts"]), "ref": row["ref"]}
+    item = {
+        "kind": row["evidence_kind"],
+        "verifier": row["verifier"],
+        "tier": row["tier"],
+        "observed_at": timestamp(row["ts"]),
+        "ref": row["ref"],
+    }
     return {k: v for k, v in item.items() if v is not None}
 
 
@@ -55,16 +60,18 @@ def signals(verdicts: list[dict], attempt_of: Callable[[dict], str]) -> list[dic
         name = f"criterion_{row['criterion']}"
         seen[(attempt, name)] += 1
         repeat = seen[(attempt, name)]
-        out.append({
-            "id": f"sig:{attempt}:{name}" + (f":{repeat}" if repeat > 1 else ""),
-            "kind": "verdict",
-            "name": name,
-            "value": "accept" if row["accepted"] else "reject",
-            "observed_at": timestamp(row["ts"]),
-            "tier": row["tier"],
-            "at_attempt": attempt,
-            **_source(row),
-        })
+        out.append(
+            {
+                "id": f"sig:{attempt}:{name}" + (f":{repeat}" if repeat > 1 else ""),
+                "kind": "verdict",
+                "name": name,
+                "value": "accept" if row["accepted"] else "reject",
+                "observed_at": timestamp(row["ts"]),
+                "tier": row["tier"],
+                "at_attempt": attempt,
+                **_source(row),
+            }
+        )
     return out
 
 
@@ -83,12 +90,26 @@ def state_events(states: list[dict], node_of: dict[str, str]) -> list[dict]:
         if row["ts"] is None:
             continue
         detail = f"state {row['native_state']}" + (f", waiting on {row['waiting_on']}" if row["waiting_on"] else "")
-        out.append({"at": timestamp(row["ts"]), "type": "note", "node": node_of[row["session_id"]], "detail": detail,
-                    "ext": {STATE_KEY: {k: row[k] for k in ("native_state", "waiting_on") if row[k] is not None}}})
+        out.append(
+            {
+                "at": timestamp(row["ts"]),
+                "type": "note",
+                "node": node_of[row["session_id"]],
+                "detail": detail,
+                "ext": {STATE_KEY: {k: row[k] for k in ("native_state", "waiting_on") if row[k] is not None}},
+            }
+        )
     return out
 
 
 def signal_events(sigs: list[dict], node_of_attempt: Callable[[str], str]) -> list[dict]:
-    return [{"at": s["observed_at"], "type": "signal_observed", "attempt": s["at_attempt"],
-             "node": node_of_attempt(s["at_attempt"]), "detail": f"{s['kind']} {s['name']}: {s['value']}"}
-            for s in sigs]
+    return [
+        {
+            "at": s["observed_at"],
+            "type": "signal_observed",
+            "attempt": s["at_attempt"],
+            "node": node_of_attempt(s["at_attempt"]),
+            "detail": f"{s['kind']} {s['name']}: {s['value']}",
+        }
+        for s in sigs
+    ]

@@ -32,8 +32,9 @@ def attempt_until(tries: list[dict], ts: datetime | None) -> str:
     returned, the next begun), the earlier one did it."""
     if ts is None:
         return tries[0]["id"]
-    running = [a for a in tries
-               if a["_start"] is not None and a["_start"] < ts and (a["_end"] is None or ts <= a["_end"])]
+    running = [
+        a for a in tries if a["_start"] is not None and a["_start"] < ts and (a["_end"] is None or ts <= a["_end"])
+    ]
     return running[-1]["id"] if running else _started_by(tries, ts)
 
 
@@ -58,5 +59,4 @@ EVENT_ORDER = {"attempt_started": 0, "note": 1, "artifact_written": 2, "signal_o
 
 def event_order(e: dict) -> tuple:
     """By time (not by the text of ``at``), then a fixed order, so the same run gives the same list."""
-    return (instant(e["at"]), EVENT_ORDER[e["type"]], e.get("attempt", ""), e.get("node", ""),
-            e.get("detail", ""))
+    return (instant(e["at"]), EVENT_ORDER[e["type"]], e.get("attempt", ""), e.get("node", ""), e.get("detail", ""))

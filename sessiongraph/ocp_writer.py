@@ -26,8 +26,8 @@ from datetime import datetime
 
 import polars as pl
 
-from ingest.secrets import mask
 from sessiongraph import __version__, ocp_outcome
+from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import PriceTable
@@ -47,15 +47,40 @@ ROLE_EVIDENCE = {
     "subagent": "spawned by another session",
     "worker": "compaction run or warm-up of its session",
 }
-LAUNCH_HOW = {"codex": "codex exec", "claude-code": "claude -p", "gemini-cli": "gemini -p",
-              "opencode": "opencode run", "pi": "pi -p", "omp": "omp -p"}
+LAUNCH_HOW = {
+    "codex": "codex exec",
+    "claude-code": "claude -p",
+    "gemini-cli": "gemini -p",
+    "opencode": "opencode run",
+    "pi": "pi -p",
+    "omp": "omp -p",
+}
 # file name -> artifact kind (heuristic, by name only)
 DOC_EXT = {".md", ".rst", ".txt", ".adoc"}
 CONFIG_EXT = {".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".env", ".lock"}
-CODE_LANG = {".py": "python", ".ts": "typescript", ".tsx": "typescript", ".js": "javascript", ".jsx": "javascript",
-             ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".ex": "elixir",
-             ".exs": "elixir", ".c": "c", ".h": "c", ".cpp": "cpp", ".cs": "csharp", ".swift": "swift",
-             ".php": "php", ".scala": "scala", ".sh": "shell", ".sql": "sql"}
+CODE_LANG = {
+    ".py": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rb": "ruby",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".cs": "csharp",
+    ".swift": "swift",
+    ".php": "php",
+    ".scala": "scala",
+    ".sh": "shell",
+    ".sql": "sql",
+}
 
 
 def _short(text: str | None) -> str | None:
@@ -68,7 +93,7 @@ def _hash(*parts: object) -> str:
 
 def ocp_id(raw: str) -> str:
     """An OCP id for one of ours: unchanged when short and non-empty, else cut with a hash."""
-    return raw if 0 < len(raw) <= MAX_ID else f"{raw[:MAX_ID - 18]}~{_hash(raw)}"
+    return raw if 0 < len(raw) <= MAX_ID else f"{raw[: MAX_ID - 18]}~{_hash(raw)}"
 
 
 def _is_test(path: str) -> bool:
@@ -213,10 +238,16 @@ class _Doc:
             "task": self._task(r["run_id"], paths, root.get("git_repo")),
             "provenance": {"kind": "logged"},
             "signals": signals or None,
-            "ext": {f"{EXT}.run": {
-                "run_id": r["run_id"], "root_session_id": r["root_session_id"], "n_spawns": r["n_spawns"],
-                "n_launches": r["n_launches"], "n_artifact_edges": r["n_artifact_edges"], "max_depth": r["max_depth"],
-            }},
+            "ext": {
+                f"{EXT}.run": {
+                    "run_id": r["run_id"],
+                    "root_session_id": r["root_session_id"],
+                    "n_spawns": r["n_spawns"],
+                    "n_launches": r["n_launches"],
+                    "n_artifact_edges": r["n_artifact_edges"],
+                    "max_depth": r["max_depth"],
+                }
+            },
         }
         return {k: v for k, v in run.items() if v is not None}
 
@@ -231,10 +262,15 @@ class _Doc:
             "title": f"{m['harness']} {role}" + (f" ({m['agent_type']})" if m["agent_type"] else ""),
             "group": f"grp:{m['harness']}:{m['native_id']}",
             "state": ocp_outcome.node_state(m["state"]),
-            "ext": {f"{EXT}.session": {
-                "session_id": m["session_id"], "session_kind": m["session_kind"], "depth": m["depth"],
-                "agent_type": m["agent_type"], "entrypoint": m["entrypoint"],
-            }},
+            "ext": {
+                f"{EXT}.session": {
+                    "session_id": m["session_id"],
+                    "session_kind": m["session_kind"],
+                    "depth": m["depth"],
+                    "agent_type": m["agent_type"],
+                    "entrypoint": m["entrypoint"],
+                }
+            },
         }
         if m["waiting_on"]:  # OCP's node has no field for it: a label any reader can see
             node["labels"] = {"waiting_on": m["waiting_on"]}
@@ -258,8 +294,11 @@ class _Doc:
             key = (sid, seg["source_path"], seg["attempt"])
             evidence = self.evidence_of.get(key, [])
             status, outcome = ocp_outcome.attempt_outcome(seg["status"], seg["outcome_tier"], evidence)
-            cause = {"type": "initial"} if n == 1 else {
-                "type": "sent_back" if tries[-1]["status"] == "rejected" else "followup", "ref": tries[-1]["id"]}
+            cause = (
+                {"type": "initial"}
+                if n == 1
+                else {"type": "sent_back" if tries[-1]["status"] == "rejected" else "followup", "ref": tries[-1]["id"]}
+            )
             a = {
                 "id": f"{self.node_of[sid]}#{n}",
                 "node": self.node_of[sid],
@@ -272,11 +311,18 @@ class _Doc:
                 "ended_at": timestamp(seg["ended_at"]),
                 "outcome": outcome,
                 "cost": self._cost(usage.get((sid, seg["source_path"], seg["attempt"]), [])),
-                "role": {"value": m["role"], "tier": m["role_tier"] or "heuristic",
-                         "evidence": ROLE_EVIDENCE.get(m["role"])},
-                "phase": {"value": m["phase"], "tier": "heuristic",
-                          "evidence": "started after the run's last write" if m["phase"] == "post"
-                          else "started before the run's last write"},
+                "role": {
+                    "value": m["role"],
+                    "tier": m["role_tier"] or "heuristic",
+                    "evidence": ROLE_EVIDENCE.get(m["role"]),
+                },
+                "phase": {
+                    "value": m["phase"],
+                    "tier": "heuristic",
+                    "evidence": "started after the run's last write"
+                    if m["phase"] == "post"
+                    else "started before the run's last write",
+                },
                 "session": _short(m["native_id"]),
                 "cwd": (seg["cwd"] or m["cwd"] or "")[:1000] or None,
                 "_start": seg["started_at"],
@@ -296,15 +342,28 @@ class _Doc:
                 continue
             e = self.b.edges.filter((pl.col("kind") == "launch") & (pl.col("dst") == sid)).row(0, named=True)
             a = by_id[self.started(sid, e["ts"])]
-            a["origin"] = {"launched_by": self.acting(e["src"], e["ts"]), "workspace": a["cwd"],
-                           "external": False, "how": LAUNCH_HOW.get(m["harness"]), "tier": e["tier"],
-                           "evidence": _short(e["evidence"])}
+            a["origin"] = {
+                "launched_by": self.acting(e["src"], e["ts"]),
+                "workspace": a["cwd"],
+                "external": False,
+                "how": LAUNCH_HOW.get(m["harness"]),
+                "tier": e["tier"],
+                "evidence": _short(e["evidence"]),
+            }
 
     def _cost(self, rows: list[dict]) -> dict | None:
         if not rows:
             return None
-        keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-                "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens", "requests")
+        keys = (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "cache_creation_5m_tokens",
+            "cache_creation_1h_tokens",
+            "reasoning_tokens",
+            "requests",
+        )
         tot = {k: sum(int(r[k] or 0) for r in rows) for k in keys}
         cost = {
             "input_tokens": tot["input_tokens"],
@@ -326,8 +385,11 @@ class _Doc:
             if usd is None:
                 continue
             usd += self.prices.usd(
-                r["model"], input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
-                cache_read_tokens=r["cache_read_tokens"], cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
+                r["model"],
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                cache_read_tokens=r["cache_read_tokens"],
+                cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
                 cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
             )
             dates.add(price.as_of)
@@ -343,7 +405,10 @@ class _Doc:
             if e["src"] not in self.node_of or e["dst"] not in self.node_of:
                 continue
             record = {
-                "from": self.node_of[e["src"]], "to": self.node_of[e["dst"]], "kind": e["kind"], "tier": e["tier"],
+                "from": self.node_of[e["src"]],
+                "to": self.node_of[e["dst"]],
+                "kind": e["kind"],
+                "tier": e["tier"],
                 "evidence": _short(e["evidence"]),
                 "from_attempt": self.acting(e["src"], e["ts"]),
                 "to_attempt": self.started(e["dst"], e["ts"]),
@@ -371,18 +436,35 @@ class _Doc:
                 reader = self.acting(e["dst"], e["ts"])
                 if reader not in consumers:
                     consumers.append(reader)
-                edges.append({
-                    "from": self.node_of[e["src"]], "to": self.node_of[e["dst"]], "kind": "artifact",
-                    "tier": e["tier"], "evidence": _short(e["evidence"]), "artifact": aid,
-                    "from_attempt": producer, "to_attempt": reader,
-                    "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "src_tier": e["src_tier"],
-                                            "dst_tier": e["dst_tier"]}},
-                })
+                edges.append(
+                    {
+                        "from": self.node_of[e["src"]],
+                        "to": self.node_of[e["dst"]],
+                        "kind": "artifact",
+                        "tier": e["tier"],
+                        "evidence": _short(e["evidence"]),
+                        "artifact": aid,
+                        "from_attempt": producer,
+                        "to_attempt": reader,
+                        "ext": {
+                            f"{EXT}.edge": {
+                                "id": e["edge_id"],
+                                "lag_s": e["lag_s"],
+                                "src_tier": e["src_tier"],
+                                "dst_tier": e["dst_tier"],
+                            }
+                        },
+                    }
+                )
             art = {
-                "id": aid, "path": v["path"],
+                "id": aid,
+                "path": v["path"],
                 "kind": {"value": _artifact_kind(v["path"]), "tier": "heuristic", "evidence": "file name"},
-                "producer": producer, "writers": [producer], "consumers": consumers,
-                "first_write_at": timestamp(v["ts"]), "n_writes": 1,
+                "producer": producer,
+                "writers": [producer],
+                "consumers": consumers,
+                "first_write_at": timestamp(v["ts"]),
+                "n_writes": 1,
                 "n_reads": max(int(v["n_reads"] or 0), len(consumers)),
                 "version": v["version"],
                 "ext": {f"{EXT}.write": {"how": v["how"], "tier": v["tier"], "versions_of_path": v["n_writes"]}},
@@ -402,8 +484,14 @@ class _Doc:
                 ev.append({"at": a["ended_at"], "type": "attempt_settled", "attempt": a["id"], "node": a["node"]})
         for art in artifacts:
             if art["first_write_at"]:
-                ev.append({"at": art["first_write_at"], "type": "artifact_written", "attempt": art["producer"],
-                           "detail": art["id"]})
+                ev.append(
+                    {
+                        "at": art["first_write_at"],
+                        "type": "artifact_written",
+                        "attempt": art["producer"],
+                        "detail": art["id"],
+                    }
+                )
         ev += ocp_outcome.state_events(self.states, self.node_of)
         node_of_attempt = {a["id"]: a["node"] for a in attempts}
         ev += ocp_outcome.signal_events(signals, node_of_attempt.__getitem__)
@@ -415,8 +503,15 @@ def capabilities(doc: dict) -> dict:
     """Declared from what the document holds, so no capability is ever false but present."""
     edges = doc.get("edges", [])
     costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
-    token_keys = ("input_tokens", "cached_input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens",
-                  "cache_creation_1h_tokens", "output_tokens", "reasoning_tokens")
+    token_keys = (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_creation_tokens",
+        "cache_creation_5m_tokens",
+        "cache_creation_1h_tokens",
+        "output_tokens",
+        "reasoning_tokens",
+    )
     run = doc["run"]
     return {
         "groups": bool(doc.get("groups")),

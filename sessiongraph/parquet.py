@@ -118,8 +118,13 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
                 summary.partitions_unchanged += 1
                 continue
             fs.create_dir(folder, recursive=True)
-            meta = {KEY_VERSION: SCHEMA_VERSION.encode(), KEY_HASH: digest.encode(), KEY_TABLE: name.encode(),
-                    KEY_PRIVACY: privacy.encode(), KEY_PRODUCER: f"sessiongraph {__version__}".encode()}
+            meta = {
+                KEY_VERSION: SCHEMA_VERSION.encode(),
+                KEY_HASH: digest.encode(),
+                KEY_TABLE: name.encode(),
+                KEY_PRIVACY: privacy.encode(),
+                KEY_PRODUCER: f"sessiongraph {__version__}".encode(),
+            }
             for i, path in enumerate(paths):
                 chunk = rows.slice(i * ROWS_PER_FILE, ROWS_PER_FILE)
                 arrow = chunk.to_arrow().cast(target).replace_schema_metadata(meta)
@@ -147,8 +152,11 @@ def _files(fs: pafs.FileSystem, folder: str) -> list[str]:
     """Every file under ``folder`` that the writer owns (parts, and temp files a killed export left)."""
     infos = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
     # File systems differ on a leading "/" (fsspec adds one, S3 has none): name files as we do.
-    return [f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}" for i in infos
-            if i.type == pafs.FileType.File and (i.path.endswith(".parquet") or i.path.endswith(".parquet.tmp"))]
+    return [
+        f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}"
+        for i in infos
+        if i.type == pafs.FileType.File and (i.path.endswith(".parquet") or i.path.endswith(".parquet.tmp"))
+    ]
 
 
 def _stored_hash(fs: pafs.FileSystem, path: str) -> str | None:
@@ -164,8 +172,15 @@ def _stored_hash(fs: pafs.FileSystem, path: str) -> str | None:
 
 def _prune_empty(fs: pafs.FileSystem, folder: str) -> None:
     infos = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
-    dirs = sorted((f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}"
-                   for i in infos if i.type == pafs.FileType.Directory), key=len, reverse=True)
+    dirs = sorted(
+        (
+            f"{folder}/{posixpath.relpath(i.path.lstrip('/'), folder.lstrip('/'))}"
+            for i in infos
+            if i.type == pafs.FileType.Directory
+        ),
+        key=len,
+        reverse=True,
+    )
     for d in dirs:
         if not fs.get_file_info(pafs.FileSelector(d, recursive=False)):
             fs.delete_dir(d)
@@ -192,8 +207,11 @@ def _parts(fs: pafs.FileSystem, folder: str) -> list[str]:
 
 def _empty(name: str, privacy: str = "metadata_only") -> pa.Table:
     sch = arrow_schema(name, privacy)
-    return sch.empty_table().append_column("harness", pa.array([], pa.string())).append_column(
-        "month", pa.array([], pa.string()))
+    return (
+        sch.empty_table()
+        .append_column("harness", pa.array([], pa.string()))
+        .append_column("month", pa.array([], pa.string()))
+    )
 
 
 def read_table(dataset_uri: str | os.PathLike, name: str) -> pa.Table:
@@ -210,8 +228,7 @@ def _dataset(fs: pafs.FileSystem, base: str, name: str) -> pads.Dataset | None:
         return None
     _check_version(fs, files[0])
     part = pads.partitioning(pa.schema([("harness", pa.string()), ("month", pa.string())]), flavor="hive")
-    return pads.dataset(files, filesystem=fs, format="parquet", partitioning=part,
-                        partition_base_dir=f"{base}/{name}")
+    return pads.dataset(files, filesystem=fs, format="parquet", partitioning=part, partition_base_dir=f"{base}/{name}")
 
 
 def _check_version(fs: pafs.FileSystem, path: str) -> None:
@@ -220,7 +237,9 @@ def _check_version(fs: pafs.FileSystem, path: str) -> None:
     if version != SCHEMA_VERSION:
         raise SessiongraphError(
             f"{path} has dataset schema version {version}, this sessiongraph reads {SCHEMA_VERSION}; "
-            "export the dataset again", path=path)
+            "export the dataset again",
+            path=path,
+        )
 
 
 def query(sql: str, *, parquet: str | os.PathLike) -> pl.DataFrame:
@@ -274,15 +293,18 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     such a store later re-runs inference from its frames alone, which drops the loaded edges that
     need calls or file events: load into a store of its own.
     """
-    from ingest.frames import OUTCOMES, SESSIONS, USAGE
-    from inference import edges as inf
+    from sessiongraph.inference import edges as inf
+    from sessiongraph.ingest.frames import OUTCOMES, SESSIONS, USAGE
 
     fs, base = filesystem(dataset_uri)
     _tables_present(fs, base)
     read = {name: pl.from_arrow(read_table(dataset_uri, name)) for name in TABLES}
     sessions = read["attempts"].with_columns(pl.col("harness").replace(dataset.UNKNOWN, None))
-    frames = {"sessions": _fit(sessions, SESSIONS), "usage": _fit(read["usage"], USAGE),
-              "outcomes": _fit(read["outcomes"], OUTCOMES)}
+    frames = {
+        "sessions": _fit(sessions, SESSIONS),
+        "usage": _fit(read["usage"], USAGE),
+        "outcomes": _fit(read["outcomes"], OUTCOMES),
+    }
     inferred = inf.Inferred(
         edges=_fit(read["edges"], inf.EDGES),
         runs=_fit(read["runs"], inf.RUNS),
@@ -292,8 +314,8 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     with Store(db) as store:
         if store.con.execute("SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM runs)").fetchall()[0][0]:
             raise SessiongraphError(
-                f"store {store.path} already holds sessions or runs; load into a new --db file",
-                path=str(store.path))
+                f"store {store.path} already holds sessions or runs; load into a new --db file", path=str(store.path)
+            )
         summary = LoadSummary(db=str(store.path), dataset=os.fspath(dataset_uri))
         ingest_id = store.begin_ingest([os.fspath(dataset_uri)])
         con = store.con
@@ -319,6 +341,4 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
 
 def _fit(df: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
     """The columns of ``schema`` that ``df`` has, typed; the others null."""
-    return df.select(
-        [pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c) for c, t in schema.items()]
-    )
+    return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c) for c, t in schema.items()])

@@ -13,14 +13,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from ingest import privacy as profiles, registry, resume
-from ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
-from ingest.frames import Frames
-from ingest.jsonl import Diagnostics
-from ingest.resume import Checkpoint
-from ingest.shell_facts import carry, shell_facts
-from inference import infer
 from sessiongraph import engines
+from sessiongraph.inference import infer
+from sessiongraph.ingest import privacy as profiles
+from sessiongraph.ingest import registry, resume
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import Diagnostics
+from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.ingest.shell_facts import carry, shell_facts
 from sessiongraph.store import FileResult, Store
 
 # Files per store transaction: large enough to amortise DuckDB's commit, small enough that a
@@ -84,8 +85,7 @@ class Parsed(NamedTuple):
     checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
 
 
-def parse_path(item: str | Found, checkpoint: Checkpoint | None = None,
-               privacy: str = profiles.DEFAULT) -> Parsed:
+def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy: str = profiles.DEFAULT) -> Parsed:
     """The unit of work an engine runs: classify one listed file (reading its head), run it
     through its adapter (from ``checkpoint`` when the adapter reads grown files from where it
     stopped), read its shell commands into launches and file events while the text is at hand,
@@ -179,10 +179,16 @@ def ingest(
                 continue
             todo.append(Job(item, size, mtime, privacy))
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
-        grown = store.checkpoints([
-            j.item for j in todo
-            if isinstance(j.item, str) and j.item in known and j.size > known[j.item][0] and known[j.item][2] == privacy
-        ])
+        grown = store.checkpoints(
+            [
+                j.item
+                for j in todo
+                if isinstance(j.item, str)
+                and j.item in known
+                and j.size > known[j.item][0]
+                and known[j.item][2] == privacy
+            ]
+        )
         todo = [j._replace(checkpoint=grown.get(j.item)) if isinstance(j.item, str) else j for j in todo]
         # Rows stored under full and now replaced under metadata_only leave their text in free blocks.
         downgraded = privacy != "full" and any(
@@ -213,8 +219,19 @@ def ingest(
                 sessions.update(frames.values("sessions", "harness"))
                 diagnostics.update(frames.values("diagnostics", "code"))
                 # Files that are not logs are remembered too, so the next ingest need not open them.
-                batch.append(FileResult(f.path, f.harness, size, mtime, frames, f.skip_reason, privacy,
-                                        replaces=f.path in known, checkpoint=checkpoint))
+                batch.append(
+                    FileResult(
+                        f.path,
+                        f.harness,
+                        size,
+                        mtime,
+                        frames,
+                        f.skip_reason,
+                        privacy,
+                        replaces=f.path in known,
+                        checkpoint=checkpoint,
+                    )
+                )
                 if len(batch) >= BATCH_FILES and (
                     released_at is None or time.monotonic() - released_at >= READER_GAP_S
                 ):

@@ -21,8 +21,15 @@ from importlib import resources
 from sessiongraph.errors import SessiongraphError
 
 COLUMNS = (
-    "pattern", "provider", "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "as_of", "source",
+    "pattern",
+    "provider",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "as_of",
+    "source",
 )
 
 # Suffix words that leave the price unchanged: reasoning-effort and "thinking" labels routers add.
@@ -82,7 +89,7 @@ def _matches(key: str, label: str) -> bool:
         return True
     if not label.startswith(key + "-"):
         return False
-    return all(word in _NEUTRAL for word in label[len(key) + 1:].split("-"))
+    return all(word in _NEUTRAL for word in label[len(key) + 1 :].split("-"))
 
 
 class PriceTable:
@@ -102,7 +109,7 @@ class PriceTable:
         return len(self._prices)
 
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None) -> "PriceTable":
+    def load(cls, path: str | os.PathLike | None = None) -> PriceTable:
         """The packaged table when ``path`` is None, else the user's file, which replaces it."""
         if path is None:
             text = resources.files("sessiongraph").joinpath("prices.csv").read_text(encoding="utf-8")
@@ -123,15 +130,27 @@ class PriceTable:
             self._cache[label] = next((p for key, p in self._keyed if _matches(key, label)), None)
         return self._cache[label]
 
-    def usd(self, model: str | None, *, input_tokens: int, output_tokens: int, cache_read_tokens: int,
-            cache_creation_5m_tokens: int, cache_creation_1h_tokens: int) -> float | None:
+    def usd(
+        self,
+        model: str | None,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int,
+        cache_creation_5m_tokens: int,
+        cache_creation_1h_tokens: int,
+    ) -> float | None:
         """Cost in USD rounded to 6 decimals; None when the model is unknown."""
         price = self.lookup(model)
         if price is None:
             return None
-        parts = ((input_tokens, price.input), (output_tokens, price.output),
-                 (cache_read_tokens, price.cache_read), (cache_creation_5m_tokens, price.cache_write_5m),
-                 (cache_creation_1h_tokens, price.cache_write_1h))
+        parts = (
+            (input_tokens, price.input),
+            (output_tokens, price.output),
+            (cache_read_tokens, price.cache_read),
+            (cache_creation_5m_tokens, price.cache_write_5m),
+            (cache_creation_1h_tokens, price.cache_write_1h),
+        )
         return round(math.fsum((tokens or 0) * rate for tokens, rate in parts) / 1_000_000, 6)
 
 

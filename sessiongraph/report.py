@@ -21,7 +21,9 @@ from sessiongraph.pricing import PriceTable, normalise_model
 from sessiongraph.store import Store
 
 TOP_RUNS = 10
-TOKENS = pl.col("input_tokens") + pl.col("output_tokens") + pl.col("cache_read_tokens") + pl.col("cache_creation_tokens")
+TOKENS = (
+    pl.col("input_tokens") + pl.col("output_tokens") + pl.col("cache_read_tokens") + pl.col("cache_creation_tokens")
+)
 
 _RUNS_SQL = """
 SELECT run_id, root_session_id, root_harness, started_at, ended_at, n_sessions,
@@ -66,36 +68,52 @@ class Report:
 
     @property
     def top_runs(self) -> pl.DataFrame:
-        return self.runs.filter(pl.col("usd").is_not_null()).sort(
-            ["usd", "run_id"], descending=[True, False]).head(TOP_RUNS)
+        return (
+            self.runs.filter(pl.col("usd").is_not_null())
+            .sort(["usd", "run_id"], descending=[True, False])
+            .head(TOP_RUNS)
+        )
 
 
 def _unknown_usd() -> pl.Expr:
     """Only unpriced tokens: no dollar figure at all (n/a); no tokens at all: $0."""
-    return pl.when((pl.col("usd") == 0) & (pl.col("unpriced_tokens") > 0)).then(None).otherwise(pl.col("usd")).alias("usd")
+    return (
+        pl.when((pl.col("usd") == 0) & (pl.col("unpriced_tokens") > 0)).then(None).otherwise(pl.col("usd")).alias("usd")
+    )
 
 
 def build(store: Store, *, since: datetime | None = None, prices: PriceTable | None = None) -> Report:
     prices = prices or PriceTable.load()
     runs = store.query(_RUNS_SQL, [since])
     usage = priced_usage(store, runs["run_id"].to_list(), prices).with_columns(
-        tokens=TOKENS, model=pl.col("model").map_elements(lambda m: normalise_model(m) or "(none)",
-                                                          return_dtype=pl.String))
+        tokens=TOKENS,
+        model=pl.col("model").map_elements(lambda m: normalise_model(m) or "(none)", return_dtype=pl.String),
+    )
     priced = pl.col("usd").is_not_null()
     per_run = usage.group_by("run_id").agg(
-        usd=pl.col("usd").filter(priced).sum(), unpriced_tokens=pl.col("tokens").filter(~priced).sum())
-    runs = runs.join(per_run, on="run_id", how="left").with_columns(
-        pl.col("unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0)).with_columns(_unknown_usd())
-    cost = (usage.group_by("day", "harness", "model")
-            .agg(pl.col("tokens").sum(), pl.when(priced.all()).then(pl.col("usd").sum()).alias("usd"))
-            .sort("day", "harness", "model", nulls_last=True))
-    by_day = cost.group_by("day").agg(usd=pl.col("usd").sum(), unpriced_tokens=pl.col("tokens").filter(
-        pl.col("usd").is_null()).sum())
-    per_day = (runs.group_by("day").agg(runs=pl.len(), sessions=pl.col("n_sessions").sum())
-               .join(by_day, on="day", how="full", coalesce=True)
-               .with_columns(pl.col("runs", "sessions", "unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
-               .with_columns(_unknown_usd())
-               .sort("day", nulls_last=True))
+        usd=pl.col("usd").filter(priced).sum(), unpriced_tokens=pl.col("tokens").filter(~priced).sum()
+    )
+    runs = (
+        runs.join(per_run, on="run_id", how="left")
+        .with_columns(pl.col("unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
+        .with_columns(_unknown_usd())
+    )
+    cost = (
+        usage.group_by("day", "harness", "model")
+        .agg(pl.col("tokens").sum(), pl.when(priced.all()).then(pl.col("usd").sum()).alias("usd"))
+        .sort("day", "harness", "model", nulls_last=True)
+    )
+    by_day = cost.group_by("day").agg(
+        usd=pl.col("usd").sum(), unpriced_tokens=pl.col("tokens").filter(pl.col("usd").is_null()).sum()
+    )
+    per_day = (
+        runs.group_by("day")
+        .agg(runs=pl.len(), sessions=pl.col("n_sessions").sum())
+        .join(by_day, on="day", how="full", coalesce=True)
+        .with_columns(pl.col("runs", "sessions", "unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
+        .with_columns(_unknown_usd())
+        .sort("day", nulls_last=True)
+    )
     store.con.register("sg_report_runs", runs.select("run_id").to_arrow())
     try:
         members = store.query(_MEMBERS_SQL)
@@ -105,13 +123,20 @@ def build(store: Store, *, since: datetime | None = None, prices: PriceTable | N
     finally:
         store.con.unregister("sg_report_runs")
         store.con.unregister("sg_report_sessions")
-    spawned = (members.group_by("harness").agg(
-        sessions=pl.len(), subagents=(pl.col("via") == "spawn").sum(), launched=(pl.col("via") == "launch").sum(),
-    ).sort("harness"))
+    spawned = (
+        members.group_by("harness")
+        .agg(
+            sessions=pl.len(),
+            subagents=(pl.col("via") == "spawn").sum(),
+            launched=(pl.col("via") == "launch").sum(),
+        )
+        .sort("harness")
+    )
     return Report(since, runs, per_day, cost, spawned, tiers, diagnostics)
 
 
 # -- text ------------------------------------------------------------------------------------------
+
 
 def usd_text(usd: float | None) -> str:
     return "n/a" if usd is None else f"${usd:,.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.4f}"
@@ -124,16 +149,22 @@ def _totals(r: Report) -> dict[str, str]:
     s = r.spawned
     unpriced = int(r.cost.filter(pl.col("usd").is_null())["tokens"].sum())
     return {
-        "runs": f"{r.runs.height:,}", "sessions": f"{int(s['sessions'].sum()):,}",
-        "subagents": f"{int(s['subagents'].sum()):,}", "launched": f"{int(s['launched'].sum()):,}",
+        "runs": f"{r.runs.height:,}",
+        "sessions": f"{int(s['sessions'].sum()):,}",
+        "subagents": f"{int(s['subagents'].sum()):,}",
+        "launched": f"{int(s['launched'].sum()):,}",
         "edges": f"{int(r.tiers['edges'].sum()):,}",
         "dollars": usd_text(r.cost["usd"].sum()) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
     }
 
 
 def _tier_mix(r: Report) -> pl.DataFrame:
-    return (r.tiers.group_by("tier").agg(pl.col("edges").sum())
-            .with_columns(share=(100 * pl.col("edges") / pl.col("edges").sum()).round(1)).sort("tier"))
+    return (
+        r.tiers.group_by("tier")
+        .agg(pl.col("edges").sum())
+        .with_columns(share=(100 * pl.col("edges") / pl.col("edges").sum()).round(1))
+        .sort("tier")
+    )
 
 
 def text(r: Report) -> str:
@@ -143,11 +174,11 @@ def text(r: Report) -> str:
     peak = max([u for u in r.per_day["usd"] if u] or [1.0])
     days = r.per_day.with_columns(
         USD_TEXT,
-        bar=pl.col("usd").map_elements(lambda u: "#" * math.ceil(30 * u / peak) if u else "", return_dtype=pl.String))
+        bar=pl.col("usd").map_elements(lambda u: "#" * math.ceil(30 * u / peak) if u else "", return_dtype=pl.String),
+    )
     sections = [
         ("Runs and dollars per day (UTC)", days),
-        ("Dollars per day by harness and model", r.cost.with_columns(
-            USD_TEXT)),
+        ("Dollars per day by harness and model", r.cost.with_columns(USD_TEXT)),
         (f"Most expensive runs (top {TOP_RUNS})", _runs_out(r.top_runs)),
         ("Subagents and launched sessions by harness", r.spawned),
         ("Edges by kind and tier", r.tiers),
@@ -160,16 +191,17 @@ def text(r: Report) -> str:
 
 
 def _runs_out(df: pl.DataFrame) -> pl.DataFrame:
-    return df.select("run_id", "root_harness", "started_at", "n_sessions",
-                     USD_TEXT, "unpriced_tokens")
+    return df.select("run_id", "root_harness", "started_at", "n_sessions", USD_TEXT, "unpriced_tokens")
 
 
 # -- html ------------------------------------------------------------------------------------------
 
+
 def html(r: Report) -> str:
     since = f" since {r.since:%Y-%m-%d %H:%M}" if r.since else ""
-    cards = "".join(f'<div class="card" data-total="{k}"><b>{esc(v)}</b><span>{k}</span></div>'
-                    for k, v in _totals(r).items())
+    cards = "".join(
+        f'<div class="card" data-total="{k}"><b>{esc(v)}</b><span>{k}</span></div>' for k, v in _totals(r).items()
+    )
     known = r.per_day.filter(pl.col("day").is_not_null())
     cost = r.cost.filter(pl.col("day").is_not_null() & pl.col("usd").is_not_null())
     series = sorted({(h or "unknown", m) for h, m in cost.select("harness", "model").iter_rows()})
@@ -181,12 +213,25 @@ def html(r: Report) -> str:
         cls[(h, m)] = f"{hc[h]} shade-{(seen[h] - 1) % 4}"
     values = {(d, (h or "unknown", m)): u for d, h, m, u in cost.select("day", "harness", "model", "usd").iter_rows()}
     days = _day_range(known["day"].to_list())
-    runs_chart = bar_chart(days, [("runs", "hc-1")], {(d, "runs"): n for d, n in known.select("day", "runs").iter_rows()},
-                           fmt=lambda v: f"{v:,g}", label="Runs per day")
-    usd_chart = bar_chart(days, [(s, cls[s]) for s in series], values, fmt=usd_text,
-                          label="Dollars per day by harness and model", name=lambda s: f"{s[0]} · {s[1]}")
-    legend = "".join(f'<li data-series="{esc(h)} {esc(m)}"><span class="chip {cls[(h, m)]}"></span>'
-                     f"{esc(h)} · {esc(m)}</li>" for h, m in series)
+    runs_chart = bar_chart(
+        days,
+        [("runs", "hc-1")],
+        {(d, "runs"): n for d, n in known.select("day", "runs").iter_rows()},
+        fmt=lambda v: f"{v:,g}",
+        label="Runs per day",
+    )
+    usd_chart = bar_chart(
+        days,
+        [(s, cls[s]) for s in series],
+        values,
+        fmt=usd_text,
+        label="Dollars per day by harness and model",
+        name=lambda s: f"{s[0]} · {s[1]}",
+    )
+    legend = "".join(
+        f'<li data-series="{esc(h)} {esc(m)}"><span class="chip {cls[(h, m)]}"></span>{esc(h)} · {esc(m)}</li>'
+        for h, m in series
+    )
     unpriced = r.cost.filter(pl.col("usd").is_null()).group_by("harness", "model").agg(pl.col("tokens").sum())
     body = f"""<header><h1>sessiongraph report{esc(since)}</h1></header>
 <section class="cards">{cards}</section>
@@ -232,22 +277,28 @@ def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
     out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">']
     for i in range(ticks + 1):
         v = step * i
-        out.append(f'<line class="grid" x1="{left}" x2="{w - 8}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
-                   f'<text class="tick" x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{esc(fmt(v))}</text>')
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{w - 8}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
+            f'<text class="tick" x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{esc(fmt(v))}</text>'
+        )
     every = max(1, math.ceil(len(days) / 12))
     for i, (d, total) in enumerate(zip(days, totals, strict=True)):
         x, base = left + i * bw, 0.0
         for s, css in series:
             v = values.get((d, s)) or 0
             if v > 0:
-                out.append(f'<rect class="{css}" x="{x + bw * 0.1:.1f}" y="{y(base + v):.1f}" width="{bw * 0.8:.1f}" '
-                           f'height="{y(base) - y(base + v):.1f}" data-day="{d}"><title>{d} · {esc(name(s))}: '
-                           f"{esc(fmt(v))}</title></rect>")
+                out.append(
+                    f'<rect class="{css}" x="{x + bw * 0.1:.1f}" y="{y(base + v):.1f}" width="{bw * 0.8:.1f}" '
+                    f'height="{y(base) - y(base + v):.1f}" data-day="{d}"><title>{d} · {esc(name(s))}: '
+                    f"{esc(fmt(v))}</title></rect>"
+                )
                 base += v
         if i % every == 0:
             out.append(f'<text class="tick" x="{x + bw / 2:.1f}" y="{h - 10}" text-anchor="middle">{d:%m-%d}</text>')
-        out.append(f'<rect class="hover" x="{x:.1f}" y="{top}" width="{bw:.1f}" height="{h - top - bottom}">'
-                   f"<title>{d}: {esc(fmt(total))}</title></rect>")
+        out.append(
+            f'<rect class="hover" x="{x:.1f}" y="{top}" width="{bw:.1f}" height="{h - top - bottom}">'
+            f"<title>{d}: {esc(fmt(total))}</title></rect>"
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -265,8 +316,10 @@ def tier_bar(mix: pl.DataFrame) -> str:
     x, parts = 0.0, []
     for tier, n, share in mix.iter_rows():
         w = 600 * n / total
-        parts.append(f'<rect class="tier-{esc(tier)}" x="{x:.1f}" y="0" width="{w:.1f}" height="18"><title>{esc(tier)}: '
-                     f"{n} edges ({share}%)</title></rect>")
+        parts.append(
+            f'<rect class="tier-{esc(tier)}" x="{x:.1f}" y="0" width="{w:.1f}" height="18"><title>{esc(tier)}: '
+            f"{n} edges ({share}%)</title></rect>"
+        )
         if w > 70:
             parts.append(f'<text x="{x + 6:.1f}" y="13">{esc(tier)} {share}%</text>')
         x += w
@@ -281,7 +334,8 @@ def html_table(df: pl.DataFrame, name: str) -> str:
     for row in df.iter_rows():
         cells = "".join(
             f'<td class="{"num" if df.schema[c].is_numeric() else ""}">{_cell(v)}</td>'
-            for c, v in zip(df.columns, row, strict=True))
+            for c, v in zip(df.columns, row, strict=True)
+        )
         rows.append(f"<tr>{cells}</tr>")
     return f'<div class="scroll"><table id="{name}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 

@@ -86,9 +86,7 @@ def tree(g: RunGraph) -> str:
         span = f", {r['started_at']:%Y-%m-%d %H:%M:%S} -> {r['ended_at']:%H:%M:%S}"
     lines = [f"run {r['run_id']} ({r['n_sessions']} sessions{span})"]
     members = {m["session_id"]: m for m in g.members.iter_rows(named=True)}
-    tree_edges = {
-        e["dst"]: e for e in g.edges.filter(pl.col("kind").is_in(("spawn", "launch"))).iter_rows(named=True)
-    }
+    tree_edges = {e["dst"]: e for e in g.edges.filter(pl.col("kind").is_in(("spawn", "launch"))).iter_rows(named=True)}
     children: dict[str, list[str]] = {}
     for sid, m in members.items():
         if m["parent_session_id"]:

@@ -14,11 +14,11 @@ import duckdb
 import platformdirs
 import polars as pl
 
-from ingest.frames import SCHEMAS, Frames
-from ingest.resume import Checkpoint
-from inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
+from sessiongraph.ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.resume import Checkpoint
 
 SCHEMA_VERSION = "5"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
@@ -44,11 +44,11 @@ def default_db_path() -> Path:
 
 
 def _sql(name: str) -> str:
-    return resources.files("sql").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("sessiongraph.sql").joinpath(name).read_text(encoding="utf-8")
 
 
 def _view_sql() -> list[str]:
-    views = resources.files("sql").joinpath("views")
+    views = resources.files("sessiongraph.sql").joinpath("views")
     # usage_dedup first: session_overview reads it.
     names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
     names.sort(key=lambda n: n != "usage_dedup.sql")
@@ -95,6 +95,8 @@ class Store:
         self._writer_lock = None if read_only else _take_writer_lock(self.path)
         try:
             if not read_only:
+                if not self.path.exists():
+                    self._create()
                 self._migrate()
             else:
                 self._check_version()
@@ -132,8 +134,12 @@ class Store:
                     time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
                     pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
                     continue
-                why = (f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
-                       "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)" if busy else _first_line(exc))
+                why = (
+                    f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
+                    "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
+                    if busy
+                    else _first_line(exc)
+                )
                 raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
             except duckdb.Error as exc:
                 raise SessiongraphError(
@@ -154,6 +160,20 @@ class Store:
 
     # -- schema ------------------------------------------------------------------------------
 
+    def _create(self) -> None:
+        # A new store is made beside its path and renamed into place once its schema is committed:
+        # a process killed while creating it leaves no file that readers would take for a store.
+        tmp = self.path.with_name(f"{self.path.name}.creating")  # under the writer lock: ours alone
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        final, self.path = self.path, tmp
+        try:
+            self._migrate()
+            self.release()
+        finally:
+            self.path = final
+        os.replace(tmp, final)
+
     def _migrate(self) -> None:
         # A store of another schema version is refused before anything is created in it.
         version = self._schema_version()
@@ -170,9 +190,7 @@ class Store:
             for view in _view_sql():
                 self.con.execute(view)
             if version is None:
-                self.con.execute(
-                    "INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION]
-                )
+                self.con.execute("INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
@@ -180,9 +198,7 @@ class Store:
 
     def _schema_version(self) -> str | None:
         try:
-            rows = self.con.execute(
-                "SELECT value FROM sessiongraph_meta WHERE key = 'schema_version'"
-            ).fetchall()
+            rows = self.con.execute("SELECT value FROM sessiongraph_meta WHERE key = 'schema_version'").fetchall()
         except duckdb.CatalogException:
             return None
         return rows[0][0] if rows else None
@@ -238,7 +254,9 @@ class Store:
             return
         frames = Frames.concat([r.frames for r in results])
         # Deleting scans every table: only files the store may already hold need it.
-        paths = pl.DataFrame({"source_path": [r.path for r in results if r.replaces]}, schema={"source_path": pl.String})
+        paths = pl.DataFrame(
+            {"source_path": [r.path for r in results if r.replaces]}, schema={"source_path": pl.String}
+        )
         now = datetime.now(UTC)
         files = pl.DataFrame(
             {
@@ -266,9 +284,7 @@ class Store:
             for table, df in frames.tables().items():
                 if df.height:
                     con.register("batch_rows", df.to_arrow())
-                    con.execute(
-                        f"INSERT INTO {table} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_rows"
-                    )
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_rows")
                     con.unregister("batch_rows")
             con.register("batch_files", files.to_arrow())
             con.execute("INSERT INTO ingested_files BY NAME SELECT * FROM batch_files")
@@ -360,8 +376,9 @@ def _take_writer_lock(db: Path):
     try:
         fh = open(lock_path, "a+")  # noqa: SIM115 - held open for the Store's life
     except OSError as exc:
-        raise SessiongraphError(f"cannot open store {db}: cannot create {lock_path}: {exc.strerror}",
-                                path=str(db)) from None
+        raise SessiongraphError(
+            f"cannot open store {db}: cannot create {lock_path}: {exc.strerror}", path=str(db)
+        ) from None
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     pause = 0.05
     while True:

@@ -142,8 +142,10 @@ def _plant_db(path: Path, marker: str) -> None:
     try:
         for table in ("message", "part"):
             rows = con.execute(f"SELECT id, data FROM {table}").fetchall()
-            con.executemany(f"UPDATE {table} SET data = ? WHERE id = ?",
-                            [(orjson.dumps(plant(orjson.loads(d), None, marker)).decode(), i) for i, d in rows])
+            con.executemany(
+                f"UPDATE {table} SET data = ? WHERE id = ?",
+                [(orjson.dumps(plant(orjson.loads(d), None, marker)).decode(), i) for i, d in rows],
+            )
         con.execute("UPDATE session SET title = title || ?", [f" {marker}"])
         con.execute("UPDATE todo SET content = content || ?", [f" {marker}"])
         con.commit()

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from ingest import resume
-from ingest.discover import classify
+from sessiongraph.ingest import resume
+from sessiongraph.ingest.discover import classify
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES
@@ -38,7 +38,7 @@ def _restore(full: dict) -> None:
     for path, data in full.items():
         with open(path, "r+b") as fh:  # append in place, as the harness does
             fh.seek(0, 2)
-            fh.write(data[fh.tell():])
+            fh.write(data[fh.tell() :])
 
 
 @pytest.mark.usefixtures("checkpoint_everything")
@@ -68,8 +68,9 @@ def test_a_rewritten_transcript_is_read_whole(tmp_path):
     shutil.copytree(SAMPLES / "claude-code", logs)
     db = tmp_path / "s.duckdb"
     ingest([str(logs)], db=str(db), workers=1)
-    path = max((p for p in logs.rglob("*.jsonl") if classify(str(p)).harness == "claude-code"),
-               key=lambda p: p.stat().st_size)
+    path = max(
+        (p for p in logs.rglob("*.jsonl") if classify(str(p)).harness == "claude-code"), key=lambda p: p.stat().st_size
+    )
     data = path.read_bytes()
     path.write_bytes(data.replace(b"/home/dev", b"/home/eve", 1) + b"\n")  # same head length, new bytes
     again = ingest([str(logs)], db=str(db), workers=1)

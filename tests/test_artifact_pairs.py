@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.frames import Frames
-from inference.artifacts import artifacts
-from inference.edges import Inferred
+from sessiongraph.inference.artifacts import artifacts
+from sessiongraph.inference.edges import Inferred
+from sessiongraph.ingest.frames import Frames
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 event = st.tuples(st.integers(0, 4), st.integers(0, 12), st.integers(0, 2), st.sampled_from(["read", "write"]))
@@ -43,8 +43,17 @@ def _expected(rows: list[dict]) -> set[tuple]:
 @given(st.lists(event, max_size=40))
 def test_each_read_takes_the_latest_earlier_write_of_another_session(events):
     rows = [
-        {"session_id": f"s{s}", "call_id": f"c{i}", "ts": T0 + timedelta(seconds=t), "path": f"/p{p}", "op": op,
-         "how": "Read", "tier": "verified", "source_path": "x", "line": i}
+        {
+            "session_id": f"s{s}",
+            "call_id": f"c{i}",
+            "ts": T0 + timedelta(seconds=t),
+            "path": f"/p{p}",
+            "op": op,
+            "how": "Read",
+            "tier": "verified",
+            "source_path": "x",
+            "line": i,
+        }
         for i, (s, t, p, op) in enumerate(events)
     ]
     edges = artifacts(Frames.from_rows(file_events=rows), Inferred()).edges

@@ -74,7 +74,7 @@ def test_summary_counts_every_diagnostic(store):
 
 
 def test_a_crashing_adapter_is_a_diagnostic_not_a_traceback(tmp_path, monkeypatch):
-    from ingest import claude_code
+    from sessiongraph.ingest import claude_code
 
     def boom(path, *args):
         raise RuntimeError("adapter bug")

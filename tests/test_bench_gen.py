@@ -44,7 +44,9 @@ def test_ingest_finds_the_planted_edges(gen, tmp_path):
     plan = gen.generate(tmp_path / "corpus", 2, seed=3)
     # the mix this test relies on: every subagent layout, launches of both tiers, shared files
     kinds = plan["session_kinds"]
-    assert {"claude subagent inline", "claude subagent flat", "claude subagent nested", "claude subagent meta"} <= set(kinds)
+    assert {"claude subagent inline", "claude subagent flat", "claude subagent nested", "claude subagent meta"} <= set(
+        kinds
+    )
     assert {"verified", "heuristic"} <= set(plan["edges_by_kind"]["launch"])
     assert sum(plan["edges_by_kind"]["artifact"].values()) > 0
 

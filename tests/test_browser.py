@@ -28,9 +28,19 @@ from tests.test_html import HOSTILE_CHILD, HOSTILE_PATH, HOSTILE_ROOT, ORBIT, ho
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT_COPY = Path("/tmp/sessiongraph-run.png")
 # Chromium's own switches: no sandbox (root in CI), no GPU, and none of its background fetching.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--mute-audio")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+)
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -40,8 +50,13 @@ pytestmark = pytest.mark.skipif(
 
 def chromium(tmp: Path, url: str, *args: str) -> str:
     profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
-    res = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *args, url],
-                         capture_output=True, text=True, timeout=180, env={**os.environ, "HOME": str(tmp)})
+    res = subprocess.run(
+        [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *args, url],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "HOME": str(tmp)},
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     return res.stdout
 
@@ -79,8 +94,13 @@ class Elements(HTMLParser):
                 self.text.setdefault(ident, []).append(data)
 
     def find(self, tag: str | None = None, cls: str | None = None, attr: str | None = None) -> list[dict]:
-        return [a for t, a in self.all if (tag is None or t == tag) and (cls is None or cls in a.get("class", "").split())
-                and (attr is None or attr in a)]
+        return [
+            a
+            for t, a in self.all
+            if (tag is None or t == tag)
+            and (cls is None or cls in a.get("class", "").split())
+            and (attr is None or attr in a)
+        ]
 
     def text_of(self, ident: str) -> str:
         return re.sub(r"\s+", " ", " ".join(self.text.get(ident, []))).strip()
@@ -105,7 +125,8 @@ def run_page(store_db, tmp_path_factory):
         edges = store.query(
             "SELECT edge_id, kind, tier FROM all_edges WHERE run_id = $1 OR src IN (SELECT session_id FROM "
             "run_sessions WHERE run_id = $1) OR dst IN (SELECT session_id FROM run_sessions WHERE run_id = $1)",
-            [run_id])
+            [run_id],
+        )
     return out, set(members["session_id"]), edges
 
 
@@ -154,8 +175,9 @@ def test_nothing_is_fetched(run_page, tmp_path):
 def test_the_address_sorts_the_table_and_selects_an_edge(run_page, store_db, tmp_path):
     page, members, edges = run_page
     with Store(store_db, read_only=True) as store:
-        heuristic = store.query("SELECT edge_id, evidence FROM all_edges WHERE kind = 'spawn' AND tier = 'heuristic' "
-                                "AND src = $1", [ORBIT]).row(0)
+        heuristic = store.query(
+            "SELECT edge_id, evidence FROM all_edges WHERE kind = 'spawn' AND tier = 'heuristic' AND src = $1", [ORBIT]
+        ).row(0)
         n_root_edges = store.query("SELECT count(*) FROM all_edges WHERE $1 IN (src, dst)", [ORBIT]).item()
     dom = Elements(dump_dom(tmp_path, page, f"#sort=usd:desc&select=edge:{quote(heuristic[0], safe='')}"))
     usd = [float(a["data-v"]) for a in dom.find("td") if a.get("data-key") == "usd"]
@@ -194,7 +216,9 @@ def test_hostile_values_stay_text_in_the_browser(tmp_path):
 def test_a_thousand_session_run_is_drawn_whole(tmp_path):
     """The benchmark's synthetic run: every lane and edge drawn; the table keeps only a window of rows
     in the DOM, in sorted order."""
-    spec = importlib.util.spec_from_file_location("html_render", Path(__file__).parents[1] / "benchmarks" / "html_render.py")
+    spec = importlib.util.spec_from_file_location(
+        "html_render", Path(__file__).parents[1] / "benchmarks" / "html_render.py"
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     db = tmp_path / "big.duckdb"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from ingest import claude_code
+from sessiongraph.ingest import claude_code
 
 TOKEN_COLS = [
     "input_tokens",
@@ -47,9 +47,7 @@ def test_2_1_7_task_call_names_its_child(corpus):
     main = claude_code.parse(str(corpus / "claude-code/subagents-2.1.7/turn-2.jsonl"))
     s = main.sessions.row(0, named=True)
     assert s["session_id"] == "claude-code:e9fb405b-169f-40eb-9396-7e75076f045d"
-    assert (s["session_kind"], s["layout"], s["harness_version"], s["git_branch"]) == (
-        "main", "main", "2.1.7", "hooks"
-    )
+    assert (s["session_kind"], s["layout"], s["harness_version"], s["git_branch"]) == ("main", "main", "2.1.7", "hooks")
     assert s["cwd"] == "/Users/User/repo/codemie-ai/codemie-code"
     assert s["model"] == "claude-sonnet-4-5-20250929"
     assert _calls_by_tool(main) == {"Bash": 6, "Glob": 2, "Read": 4, "Task": 1, "Write": 1}

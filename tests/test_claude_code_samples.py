@@ -12,7 +12,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from ingest import claude_code
+from sessiongraph.ingest import claude_code
 from tests.conftest import SAMPLES
 
 FOLDER = SAMPLES / "claude-code"
@@ -93,9 +93,7 @@ def test_calls_and_spawn_evidence(parsed, rel):
 def test_file_events(parsed, rel):
     events = parsed[rel].file_events
     for sid, exp in _streams(rel):
-        got = sorted(
-            events.filter(pl.col("session_id") == sid).select("call_id", "path", "op", "how").rows()
-        )
+        got = sorted(events.filter(pl.col("session_id") == sid).select("call_id", "path", "op", "how").rows())
         want = sorted(
             (f["tool_use_id"], f["path"], "read" if f["op"] == "search" else f["op"], f["tool"])
             for f in exp["file_paths"]
@@ -112,7 +110,13 @@ def test_tokens(parsed, rel):
         t = exp["tokens"]
         mine = usage.filter(pl.col("session_id") == sid)
         assert mine.height == t["unique_messages"], sid
-        sums = mine.select(pl.all().exclude("session_id", "ts", "model", "message_id", "request_id", "source_path", "line")).sum().row(0, named=True)
+        sums = (
+            mine.select(
+                pl.all().exclude("session_id", "ts", "model", "message_id", "request_id", "source_path", "line")
+            )
+            .sum()
+            .row(0, named=True)
+        )
         assert sums["input_tokens"] == t["input_tokens"]
         assert sums["output_tokens"] == t["output_tokens"]
         assert sums["cache_read_tokens"] == t["cache_read_input_tokens"]

@@ -18,9 +18,7 @@ def logs(tmp_path):
     (root / "claude").mkdir(parents=True)
     (root / "claude" / "11111111-2222-4333-8444-555555555555.jsonl").write_bytes(CLAUDE_LINE)
     (root / "codex").mkdir()
-    (root / "codex" / "rollout-2026-01-02T05-04-05-019b0000-0000-7000-8000-000000000001.jsonl").write_bytes(
-        CODEX_LINE
-    )
+    (root / "codex" / "rollout-2026-01-02T05-04-05-019b0000-0000-7000-8000-000000000001.jsonl").write_bytes(CODEX_LINE)
     return root
 
 
@@ -174,6 +172,8 @@ def test_workers_give_the_same_store(logs, tmp_path):
     for workers in (1, 2):
         db = tmp_path / f"w{workers}.duckdb"
         assert run("ingest", logs, "--db", db, "--workers", workers).exit_code == 0
-        dumps.append(run("query", "SELECT * EXCLUDE (ingest_id) FROM sessions ORDER BY 1", "--db", db, "--format", "csv").output)
+        dumps.append(
+            run("query", "SELECT * EXCLUDE (ingest_id) FROM sessions ORDER BY 1", "--db", db, "--format", "csv").output
+        )
     assert dumps[0] == dumps[1]
     assert len(dumps[0].splitlines()) == 1 + 8  # header, 7 Claude sessions, 1 Codex

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest import codex, resume
-from ingest.frames import CALL_KINDS, DIAGNOSTIC_CODES, FILE_OPS, SCHEMAS, SESSION_KINDS, TIERS
+from sessiongraph.ingest import codex, resume
+from sessiongraph.ingest.frames import CALL_KINDS, DIAGNOSTIC_CODES, FILE_OPS, SCHEMAS, SESSION_KINDS, TIERS
 from tests.conftest import head, kinds, ts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,18 +58,36 @@ def codes(frames) -> list[str]:
 
 # (session_id, entrypoint, originator, session_kind, parent_native_id, model, started_at)
 EXPECTED_SESSIONS = {
-    CLI: ("codex:019ae37d-847f-7e4a-9b1f-3d5c8a2e7f10", "cli", "codex-tui", "main", None,
-          "gpt-5.5", "2025-12-03T09:14:05.311Z"),
-    EXEC: ("codex:019b047e-7e64-7d61-b3c2-6f0e1d2a8b57", "exec", "codex_exec", "main", None,
-           "gpt-5.1-codex-max", "2025-12-09T19:02:37.412Z"),
-    DESKTOP: ("codex:019b2159-5b5d-7f24-8d15-a49c2e6b3f08", "vscode", "Codex Desktop", "main",
-              None, "gpt-5.5", "2025-12-15T09:31:02.877Z"),
-    PARENT: (f"codex:{P_ID}", "cli", "codex-tui", "main", None, "gpt-5.5",
-             "2025-12-16T08:05:12.088Z"),
-    CHILD: (f"codex:{C_ID}", "subagent", "codex-tui", "subagent", P_ID, "gpt-5.5-mini",
-            "2025-12-16T08:05:16.921Z"),
-    LEGACY: ("codex:5d2c8e71-4b9a-4f36-a0e1-7c3b9d4f2a68", None, None, "main", None, None,
-             "2025-08-20T11:20:47.118Z"),
+    CLI: (
+        "codex:019ae37d-847f-7e4a-9b1f-3d5c8a2e7f10",
+        "cli",
+        "codex-tui",
+        "main",
+        None,
+        "gpt-5.5",
+        "2025-12-03T09:14:05.311Z",
+    ),
+    EXEC: (
+        "codex:019b047e-7e64-7d61-b3c2-6f0e1d2a8b57",
+        "exec",
+        "codex_exec",
+        "main",
+        None,
+        "gpt-5.1-codex-max",
+        "2025-12-09T19:02:37.412Z",
+    ),
+    DESKTOP: (
+        "codex:019b2159-5b5d-7f24-8d15-a49c2e6b3f08",
+        "vscode",
+        "Codex Desktop",
+        "main",
+        None,
+        "gpt-5.5",
+        "2025-12-15T09:31:02.877Z",
+    ),
+    PARENT: (f"codex:{P_ID}", "cli", "codex-tui", "main", None, "gpt-5.5", "2025-12-16T08:05:12.088Z"),
+    CHILD: (f"codex:{C_ID}", "subagent", "codex-tui", "subagent", P_ID, "gpt-5.5-mini", "2025-12-16T08:05:16.921Z"),
+    LEGACY: ("codex:5d2c8e71-4b9a-4f36-a0e1-7c3b9d4f2a68", None, None, "main", None, None, "2025-08-20T11:20:47.118Z"),
 }
 EXPECTED_KINDS = {
     CLI: {"other": 2, "patch": 1, "shell": 3},
@@ -109,8 +127,11 @@ EXPECTED_EVENTS = {
 EXPECTED_PATCH_PATHS = {
     CLI: [f"{TALLY}/src/tally/export.py", f"{TALLY}/src/tally/cli.py"],
     EXEC: None,
-    DESKTOP: [f"{ATLAS}/src/components/OldButton.tsx", f"{ATLAS}/src/components/Button.tsx",
-              f"{ATLAS}/src/components/ui/Button.tsx"],
+    DESKTOP: [
+        f"{ATLAS}/src/components/OldButton.tsx",
+        f"{ATLAS}/src/components/Button.tsx",
+        f"{ATLAS}/src/components/ui/Button.tsx",
+    ],
     PARENT: [f"{KEEL}/src/auth/refresh.ts"],
     CHILD: None,
     LEGACY: ["/home/dev/legacy-app/README.md"],
@@ -122,10 +143,17 @@ def test_sample_session_row(path):
     frames = codex.parse(str(path))
     s = session(frames)
     sid, entry, orig, kind, parent, model, started = EXPECTED_SESSIONS[path]
-    got = (s["session_id"], s["entrypoint"], s["originator"], s["session_kind"],
-           s["parent_native_id"], s["model"], s["started_at"])
+    got = (
+        s["session_id"],
+        s["entrypoint"],
+        s["originator"],
+        s["session_kind"],
+        s["parent_native_id"],
+        s["model"],
+        s["started_at"],
+    )
     assert got == (sid, entry, orig, kind, parent, model, ts(started))
-    assert (s["harness"], s["layout"], s["native_id"]) == ("codex", "rollout", sid[len("codex:"):])
+    assert (s["harness"], s["layout"], s["native_id"]) == ("codex", "rollout", sid[len("codex:") :])
     assert s["source_path"] == str(path)
     assert s["source_bytes"] == path.stat().st_size
     assert s["n_records"] == len(path.read_text().splitlines())
@@ -156,25 +184,34 @@ def test_frames_follow_the_contract(path):
     assert set(frames.file_events["op"]) <= set(FILE_OPS)
     assert set(frames.file_events["tier"]) <= set(TIERS)
     assert set(frames.sessions["session_kind"]) <= set(SESSION_KINDS)
-    assert (frames.usage.select(pl.col("cache_creation_tokens", "cache_creation_5m_tokens",
-                                       "cache_creation_1h_tokens")).sum().row(0)) == (0, 0, 0)
+    assert (
+        frames.usage.select(pl.col("cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens"))
+        .sum()
+        .row(0)
+    ) == (0, 0, 0)
 
 
 def test_cli_sample_details():
     frames = codex.parse(str(CLI))
     s = session(frames)
     assert (s["cwd"], s["git_branch"], s["git_commit"], s["git_repo"], s["harness_version"]) == (
-        TALLY, "feature/csv-export", "4f1c2a9e7b3d5f608a1c2e4b6d8f0a1b3c5d7e9f",
-        "git@github.com:example/tally.git", "0.125.0",
+        TALLY,
+        "feature/csv-export",
+        "4f1c2a9e7b3d5f608a1c2e4b6d8f0a1b3c5d7e9f",
+        "git@github.com:example/tally.git",
+        "0.125.0",
     )
     assert s["ended_at"] == ts("2025-12-03T09:14:58.433Z")
     # exec_command_end wins over the first (still running) output for ended_at and exit code.
     a1 = call(frames, "call_A1")
     assert (a1["tool"], a1["command"], a1["cwd"], a1["exit_code"], a1["is_error"]) == (
-        "exec_command", "sed -n '1,120p' src/tally/cli.py && cat pyproject.toml", TALLY, 0, False
+        "exec_command",
+        "sed -n '1,120p' src/tally/cli.py && cat pyproject.toml",
+        TALLY,
+        0,
+        False,
     )
-    assert (a1["started_at"], a1["ended_at"]) == (ts("2025-12-03T09:14:24.006Z"),
-                                                  ts("2025-12-03T09:14:25.244Z"))
+    assert (a1["started_at"], a1["ended_at"]) == (ts("2025-12-03T09:14:24.006Z"), ts("2025-12-03T09:14:25.244Z"))
     b1 = call(frames, "call_B1")
     assert (b1["tool"], b1["kind"], b1["exit_code"]) == ("write_stdin", "other", None)
     c1 = call(frames, "call_C1")
@@ -189,8 +226,7 @@ def test_cli_sample_details():
     reads = frames.file_events.filter(pl.col("op") == "read")
     assert reads.select("how", "call_id").rows() == [("parsed_cmd", "call_A1")] * 2
     # One row per new cumulative total; the duplicate on line 17 adds nothing.
-    assert frames.usage["message_id"].to_list() == [
-        "cum:15410", "cum:31260", "cum:48340", "cum:67120", "cum:86480"]
+    assert frames.usage["message_id"].to_list() == ["cum:15410", "cum:31260", "cum:48340", "cum:67120", "cum:86480"]
     assert frames.usage["line"].to_list() == [11, 15, 22, 28, 32]
     assert frames.usage["input_tokens"].to_list() == [15200, 696, 1184, 1404, 1536]
     assert set(frames.usage["model"]) == {"gpt-5.5"}
@@ -205,7 +241,9 @@ def test_exec_sample_shell_command_cwd_and_exit_codes():
         ("call_x3", "cat index.md", "/srv/app/docs", 0, False),  # relative workdir
     ]
     assert (session(frames)["git_repo"], session(frames)["harness_version"]) == (
-        "https://github.com/example/app.git", "0.61.0")
+        "https://github.com/example/app.git",
+        "0.61.0",
+    )
 
 
 def test_desktop_sample_write_stdin_poll_finishes_its_exec_call():
@@ -229,13 +267,21 @@ def test_spawn_parent_and_child_link():
     parent, child = codex.parse(str(PARENT)), codex.parse(str(CHILD))
     spawn = parent.calls.filter(pl.col("kind") == "spawn").row(0, named=True)
     assert (spawn["call_id"], spawn["tool"], spawn["subagent_type"], spawn["description"]) == (
-        "call_S4", "spawn_agent", "explorer", "map-token-refresh")
+        "call_S4",
+        "spawn_agent",
+        "explorer",
+        "map-token-refresh",
+    )
     assert spawn["result_agent_id"] == C_ID
     assert call(parent, "call_W4")["tool"] == "wait_agent"
     p, c = session(parent), session(child)
     assert (p["root_native_id"], p["parent_native_id"], p["spawn_depth"]) == (P_ID, None, None)
     assert (c["parent_native_id"], c["root_native_id"], c["spawn_depth"], c["agent_type"]) == (
-        P_ID, P_ID, 1, "explorer")
+        P_ID,
+        P_ID,
+        1,
+        "explorer",
+    )
     assert c["first_prompt_hash"] == spawn["prompt_hash"] is not None
     assert p["first_prompt_hash"] != c["first_prompt_hash"]
 
@@ -254,19 +300,32 @@ def test_legacy_sample_bare_items():
     assert frames.calls["started_at"].null_count() == 5  # bare items have no timestamps
     s = session(frames)
     assert (s["git_branch"], s["ended_at"], s["harness_version"], s["cwd"]) == (
-        "main", ts("2025-08-20T11:20:47.118Z"), None, None)
+        "main",
+        ts("2025-08-20T11:20:47.118Z"),
+        None,
+        None,
+    )
     assert s["first_prompt_hash"] is not None  # the typed prompt, not <environment_context>
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:30])
 def test_no_prompt_or_output_text_in_frames(path):
     frames = codex.parse(str(path))
-    values = " ".join(
-        str(v) for df in frames.tables().values() for col in df.columns for v in df[col].to_list()
-    )
-    for secret in ("add a CSV export command", "AssertionError", "stores invoices", "Scout",
-                   "Consolidate buttons", "Locate the code", "Fixed the typo", "import argparse",
-                   "list the files and fix", "button-mock.png", "FAIL", "Success. Updated"):
+    values = " ".join(str(v) for df in frames.tables().values() for col in df.columns for v in df[col].to_list())
+    for secret in (
+        "add a CSV export command",
+        "AssertionError",
+        "stores invoices",
+        "Scout",
+        "Consolidate buttons",
+        "Locate the code",
+        "Fixed the typo",
+        "import argparse",
+        "list the files and fix",
+        "button-mock.png",
+        "FAIL",
+        "Success. Updated",
+    ):
         assert secret not in values
 
 
@@ -288,18 +347,23 @@ def test_corpus_tui_rollout(codex_corpus):
     frames = codex.parse(str(codex_corpus / TUI_REAL))
     s = session(frames)
     assert (s["session_id"], s["originator"], s["harness_version"], s["entrypoint"]) == (
-        "codex:019e1625-789d-76c0-80ab-3724b5ddb799", "codex-tui", "0.125.0", "cli")
+        "codex:019e1625-789d-76c0-80ab-3724b5ddb799",
+        "codex-tui",
+        "0.125.0",
+        "cli",
+    )
     assert s["cwd"] == "/Users/Sample_User/repos/codemie-ai/codemie-code"
-    assert (s["git_branch"], s["git_commit"]) == (
-        "feat/codex-agent-plugin", "c8c252acd853de59c54b5c31374fec6028ee812e")
+    assert (s["git_branch"], s["git_commit"]) == ("feat/codex-agent-plugin", "c8c252acd853de59c54b5c31374fec6028ee812e")
     assert (s["model"], s["session_kind"], s["n_records"]) == ("gpt-5.5", "main", 386)
-    assert (s["started_at"], s["ended_at"]) == (ts("2026-05-11T08:26:55.042Z"),
-                                                ts("2026-05-11T08:44:58.544Z"))
+    assert (s["started_at"], s["ended_at"]) == (ts("2026-05-11T08:26:55.042Z"), ts("2026-05-11T08:44:58.544Z"))
     # exec_command 43; write_stdin 54 + update_plan 2 + web_search_call 3; apply_patch 3.
     assert kinds(frames) == {"other": 59, "patch": 3, "shell": 43}
     root = "/Users/Sample_User/repos/codemie-ai/codemie-code/src/agents/plugins"
-    patch_paths = [f"{root}/__tests__/codemie-code-reasoning.test.ts",
-                   f"{root}/codemie-code.plugin.ts", f"{root}/opencode/opencode.plugin.ts"]
+    patch_paths = [
+        f"{root}/__tests__/codemie-code-reasoning.test.ts",
+        f"{root}/codemie-code.plugin.ts",
+        f"{root}/opencode/opencode.plugin.ts",
+    ]
     patches = frames.calls.filter(pl.col("kind") == "patch")
     assert patches["paths"].to_list() == [[p] for p in patch_paths]
     writes = frames.file_events.filter(pl.col("op") == "write")
@@ -321,7 +385,11 @@ def test_corpus_desktop_rollout(codex_corpus):
     frames = codex.parse(str(codex_corpus / DESKTOP_REAL))
     s = session(frames)
     assert (s["session_id"], s["originator"], s["harness_version"], s["entrypoint"]) == (
-        "codex:019e1695-0522-7c83-8b39-0dd379793f80", "Codex Desktop", "0.128.0-alpha.1", "vscode")
+        "codex:019e1695-0522-7c83-8b39-0dd379793f80",
+        "Codex Desktop",
+        "0.128.0-alpha.1",
+        "vscode",
+    )
     assert (s["cwd"], s["git_branch"], s["model"]) == ("/Users/Sample_User/naya", None, None)
     assert s["started_at"] == ts("2026-05-11T10:28:45.482Z")
     assert kinds(frames) == {"other": 3, "shell": 35}  # 3 x `js` (mcp__node_repl__ namespace)
@@ -332,6 +400,7 @@ def test_corpus_desktop_rollout(codex_corpus):
 
 
 # ---- detect -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:30])
 def test_detect_samples(path):
@@ -355,8 +424,15 @@ def test_detect_rejects_other_logs(tmp_path):
     other = tmp_path / "rollout-2025-12-01T00-00-00-0000.jsonl"  # the name alone is not enough
     other.write_text('{"event": "login", "user": 7}\n{"event": "logout"}\n')
     assert not codex.detect(str(other), head(other))
-    for junk in (b"", b"\n\n", b"[1,2]\n", b"not json\n", b"\xff\xfe\x00", b'{"type":"session"}\n',
-                 b'{"type":"session_meta","payload":"x"}\n'):
+    for junk in (
+        b"",
+        b"\n\n",
+        b"[1,2]\n",
+        b"not json\n",
+        b"\xff\xfe\x00",
+        b'{"type":"session"}\n',
+        b'{"type":"session_meta","payload":"x"}\n',
+    ):
         assert not codex.detect("x.jsonl", junk)
 
 
@@ -370,6 +446,7 @@ def test_detect_spaced_json(tmp_path):
 
 
 # ---- bad input ----------------------------------------------------------------------------
+
 
 def cli_lines() -> list[str]:
     return CLI.read_text().splitlines()
@@ -413,11 +490,14 @@ def test_truncated_last_line(tmp_path):
     assert_cli_intact(frames)
 
 
-@pytest.mark.parametrize("junk, code", [
-    ("this is not json", "invalid_json"),
-    ("[1, 2, 3]", "not_object"),
-    ('"just a string"', "not_object"),
-])
+@pytest.mark.parametrize(
+    "junk, code",
+    [
+        ("this is not json", "invalid_json"),
+        ("[1, 2, 3]", "not_object"),
+        ('"just a string"', "not_object"),
+    ],
+)
 def test_garbage_lines(tmp_path, junk, code):
     lines = cli_lines()
     lines.insert(10, junk)
@@ -428,8 +508,9 @@ def test_garbage_lines(tmp_path, junk, code):
 
 
 def test_invalid_utf8_inside_a_string(tmp_path):
-    raw = CLI.read_bytes().replace(b'"message":"add a CSV export command"',
-                                   b'"message":"add a CSV \xff\xfe export command"')
+    raw = CLI.read_bytes().replace(
+        b'"message":"add a CSV export command"', b'"message":"add a CSV \xff\xfe export command"'
+    )
     frames = codex.parse(write(tmp_path, raw))
     assert codes(frames) == ["invalid_utf8"]
     assert frames.diagnostics["line"].to_list() == [7]
@@ -441,8 +522,7 @@ def test_unknown_types(tmp_path):
     lines[6:6] = [
         '{"timestamp":"2025-12-03T09:14:19.900Z","type":"inter_agent","payload":{"from":"a"}}',
         '{"timestamp":"2025-12-03T09:14:19.901Z","type":"event_msg","payload":{"type":"turn_diff_v9"}}',
-        '{"timestamp":"2025-12-03T09:14:19.902Z","type":"response_item",'
-        '"payload":{"type":"tool_search_call"}}',
+        '{"timestamp":"2025-12-03T09:14:19.902Z","type":"response_item","payload":{"type":"tool_search_call"}}',
     ]
     frames = codex.parse(write(tmp_path, lines))
     assert frames.diagnostics.select("line", "code", "detail").rows() == [
@@ -494,8 +574,7 @@ def test_bad_arguments_keep_the_call(tmp_path):
 
 def test_wrong_types(tmp_path):
     lines = cli_lines()
-    um, f1, pe = (find(lines, type="user_message"), find(lines, call_id="call_F1"),
-                  find(lines, type="patch_apply_end"))
+    um, f1, pe = (find(lines, type="user_message"), find(lines, call_id="call_F1"), find(lines, type="patch_apply_end"))
     rec = json.loads(lines[um])
     rec["payload"] = "add a CSV export command"
     lines[um] = json.dumps(rec)
@@ -526,8 +605,11 @@ def test_failed_patch_writes_nothing(tmp_path):
 
 def test_unmatched_output(tmp_path):
     lines = cli_lines()
-    lines.insert(20, '{"timestamp":"2025-12-03T09:14:42.000Z","type":"response_item","payload":'
-                     '{"type":"function_call_output","call_id":"call_gone","output":"ok"}}')
+    lines.insert(
+        20,
+        '{"timestamp":"2025-12-03T09:14:42.000Z","type":"response_item","payload":'
+        '{"type":"function_call_output","call_id":"call_gone","output":"ok"}}',
+    )
     frames = codex.parse(write(tmp_path, lines))
     assert frames.diagnostics.select("line", "code").rows() == [(21, "unmatched_result")]
     assert_cli_intact(frames)
@@ -556,23 +638,35 @@ def test_no_session_and_empty_files(tmp_path):
 
 def test_output_ids_from_polls_are_lowercased_deduped_and_capped(tmp_path):
     ids = [f"{i:08X}-AAAA-4BBB-8CCC-DDDDEEEEFFFF" for i in range(25)]
-    meta = {"id": "019ae400-1111-7000-8000-000000000001", "timestamp": "2025-12-04T10:00:00.000Z",
-            "cwd": "/w", "originator": "codex-tui", "cli_version": "0.125.0", "source": "cli"}
+    meta = {
+        "id": "019ae400-1111-7000-8000-000000000001",
+        "timestamp": "2025-12-04T10:00:00.000Z",
+        "cwd": "/w",
+        "originator": "codex-tui",
+        "cli_version": "0.125.0",
+        "source": "cli",
+    }
 
     def item(second: int, **payload) -> str:
-        return json.dumps({"timestamp": f"2025-12-04T10:00:0{second}.000Z",
-                           "type": "response_item", "payload": payload})
+        return json.dumps(
+            {"timestamp": f"2025-12-04T10:00:0{second}.000Z", "type": "response_item", "payload": payload}
+        )
 
     first = f"Chunk ID: 1\nProcess running with session ID 42\nOutput:\nsession id: {ids[0]}\n"
     lines = [
         json.dumps({"timestamp": "2025-12-04T10:00:01.000Z", "type": "session_meta", "payload": meta}),
-        item(2, type="function_call", name="exec_command", call_id="c1",
-             arguments=json.dumps({"cmd": "./launch.sh"})),
+        item(2, type="function_call", name="exec_command", call_id="c1", arguments=json.dumps({"cmd": "./launch.sh"})),
         item(3, type="function_call_output", call_id="c1", output=first),
-        item(4, type="function_call", name="write_stdin", call_id="c2",
-             arguments=json.dumps({"session_id": 42, "chars": ""})),
-        item(9, type="function_call_output", call_id="c2",
-             output="Process exited with code 3\nOutput:\n" + " ".join(ids)),
+        item(
+            4,
+            type="function_call",
+            name="write_stdin",
+            call_id="c2",
+            arguments=json.dumps({"session_id": 42, "chars": ""}),
+        ),
+        item(
+            9, type="function_call_output", call_id="c2", output="Process exited with code 3\nOutput:\n" + " ".join(ids)
+        ),
     ]
     frames = codex.parse(write(tmp_path, lines))
     c1, c2 = call(frames, "c1"), call(frames, "c2")
@@ -584,8 +678,7 @@ def test_output_ids_from_polls_are_lowercased_deduped_and_capped(tmp_path):
 
 def test_subagent_helper_sources(tmp_path):
     def kind_of(source) -> tuple:
-        meta = {"id": "019ae400-2222-7000-8000-000000000002", "timestamp": "2025-12-04T10:00:00Z",
-                "source": source}
+        meta = {"id": "019ae400-2222-7000-8000-000000000002", "timestamp": "2025-12-04T10:00:00Z", "source": source}
         rec = {"timestamp": "2025-12-04T10:00:01Z", "type": "session_meta", "payload": meta}
         s = session(codex.parse(write(tmp_path, [json.dumps(rec)])))
         return s["entrypoint"], s["session_kind"]
@@ -605,25 +698,31 @@ def test_never_raises_on_mangled_fields(tmp_path):
             for bad in (None, 7, [], {}, "x"):
                 mangled = json.loads(line)
                 mangled["payload"][key] = bad
-                frames = codex.parse(write(tmp_path, lines[:i] + [json.dumps(mangled)] + lines[i + 1:]))
+                frames = codex.parse(write(tmp_path, lines[:i] + [json.dumps(mangled)] + lines[i + 1 :]))
                 assert set(codes(frames)) <= set(DIAGNOSTIC_CODES)
                 lost_id = i == 0 and key == "id" and not isinstance(bad, str)
                 assert frames.sessions.height == (0 if lost_id else 1)
 
 
-@pytest.mark.parametrize("field, value, detail", [
-    ("source", 7, "session_meta.source: int"),
-    ("source", {"subagent": {"thread_spawn": 7}}, None),
-    ("git", "main", None),
-    ("parsed_cmd", "cat x", "exec_command_end.parsed_cmd: string"),
-    ("parsed_cmd", [7, {"type": "read", "path": 7}, {"type": "read"}], None),
-    ("changes", {"/a": 7, "/b": {"type": ["add"]}},
-     ("patch_apply_end.changes[].type: null", "patch_apply_end.changes[].type: array")),
-    ("info", "x", "token_count.info: string"),
-    ("total_token_usage", [], "token_count.info.total_token_usage: array"),
-    ("cmd", 7, "exec_command.command: int"),
-    ("workdir", [], None),
-])
+@pytest.mark.parametrize(
+    "field, value, detail",
+    [
+        ("source", 7, "session_meta.source: int"),
+        ("source", {"subagent": {"thread_spawn": 7}}, None),
+        ("git", "main", None),
+        ("parsed_cmd", "cat x", "exec_command_end.parsed_cmd: string"),
+        ("parsed_cmd", [7, {"type": "read", "path": 7}, {"type": "read"}], None),
+        (
+            "changes",
+            {"/a": 7, "/b": {"type": ["add"]}},
+            ("patch_apply_end.changes[].type: null", "patch_apply_end.changes[].type: array"),
+        ),
+        ("info", "x", "token_count.info: string"),
+        ("total_token_usage", [], "token_count.info.total_token_usage: array"),
+        ("cmd", 7, "exec_command.command: int"),
+        ("workdir", [], None),
+    ],
+)
 def test_nested_wrong_types_are_reported_or_ignored(tmp_path, field, value, detail):
     lines = cli_lines()
     for i, line in enumerate(lines):
@@ -654,22 +753,34 @@ def test_nested_wrong_types_are_reported_or_ignored(tmp_path, field, value, deta
 
 # ---- bounded memory and checkpoint state --------------------------------------------------
 
+
 def test_large_outputs_are_not_held_until_the_end(tmp_path):
     """Outputs are reduced to the facts pairing needs as they are read, so a long rollout's
     output text (most of its bytes) is never all in memory at once."""
-    meta = {"id": "019ae400-3333-7000-8000-000000000003", "timestamp": "2025-12-04T10:00:00.000Z",
-            "cwd": "/w", "source": "cli"}
+    meta = {
+        "id": "019ae400-3333-7000-8000-000000000003",
+        "timestamp": "2025-12-04T10:00:00.000Z",
+        "cwd": "/w",
+        "source": "cli",
+    }
     body = ("x" * 99 + "\n") * 2000  # 200 KB of output per call
     lines = [json.dumps({"timestamp": "2025-12-04T10:00:00.000Z", "type": "session_meta", "payload": meta})]
     total = 0
     for i in range(200):
         output = f"Exit code: {i % 2}\nOutput:\nsession id: {i:08x}-aaaa-4bbb-8ccc-dddddddddddd\n{body}"
         total += len(output)
-        for payload in ({"type": "function_call", "name": "exec_command", "call_id": f"c{i}",
-                         "arguments": json.dumps({"cmd": "cat big.log"})},
-                        {"type": "function_call_output", "call_id": f"c{i}", "output": output}):
-            lines.append(json.dumps({"timestamp": "2025-12-04T10:00:01.000Z", "type": "response_item",
-                                     "payload": payload}))
+        for payload in (
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": f"c{i}",
+                "arguments": json.dumps({"cmd": "cat big.log"}),
+            },
+            {"type": "function_call_output", "call_id": f"c{i}", "output": output},
+        ):
+            lines.append(
+                json.dumps({"timestamp": "2025-12-04T10:00:01.000Z", "type": "response_item", "payload": payload})
+            )
     path = write(tmp_path, lines, "big.jsonl")
     tracemalloc.start()
     try:
@@ -685,8 +796,20 @@ def test_large_outputs_are_not_held_until_the_end(tmp_path):
 
 MARKER = "PLANTED-MARKER-7f3a"
 # Keys whose string values are prompt, output, instruction or message text in a rollout.
-TEXT_KEYS = {"message", "text", "output", "aggregated_output", "stdout", "stderr", "formatted_output",
-             "instructions", "base_instructions", "unified_diff", "content", "last_agent_message"}
+TEXT_KEYS = {
+    "message",
+    "text",
+    "output",
+    "aggregated_output",
+    "stdout",
+    "stderr",
+    "formatted_output",
+    "instructions",
+    "base_instructions",
+    "unified_diff",
+    "content",
+    "last_agent_message",
+}
 
 
 def plant(value: object, key: str | None = None) -> object:

@@ -18,8 +18,14 @@ LOGS = SAMPLES / "claude-code"
 
 def _cli(*args, timeout_s: str):
     env = dict(os.environ, SESSIONGRAPH_LOCK_TIMEOUT=timeout_s)
-    return subprocess.Popen([sys.executable, "-m", "sessiongraph", *map(str, args)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "sessiongraph", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_a_busy_store_is_a_clear_error_not_corruption(tmp_path):
@@ -62,9 +68,14 @@ def test_readers_get_in_while_a_long_ingest_writes(tmp_path):
         (logs / f"{sid}.jsonl").write_text(line.replace("11111111-2222-4333-8444-555555555555", sid))
     db = tmp_path / "s.duckdb"
     env = dict(os.environ, SESSIONGRAPH_BATCH_FILES="25")
-    writer = subprocess.Popen([sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(db),
-                               "--workers", "1", "--json"], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(db), "--workers", "1", "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen_mid_ingest = []
     try:
         while writer.poll() is None:
@@ -72,7 +83,8 @@ def test_readers_get_in_while_a_long_ingest_writes(tmp_path):
                 try:
                     with Store(db, read_only=True) as s:
                         files, sessions = s.query(
-                            "SELECT (SELECT count(*) FROM ingested_files), (SELECT count(*) FROM sessions)").row(0)
+                            "SELECT (SELECT count(*) FROM ingested_files), (SELECT count(*) FROM sessions)"
+                        ).row(0)
                 except SessiongraphError:
                     continue  # store still being created
                 if writer.poll() is None:

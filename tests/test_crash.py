@@ -14,12 +14,35 @@ import pytest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
 
-TABLES = ("sessions", "calls", "file_events", "launches", "usage", "diagnostics", "documents", "outcomes", "runs",
-          "run_sessions", "edges", "lineage", "artifacts", "inference_diagnostics", "ingested_files")
+TABLES = (
+    "sessions",
+    "calls",
+    "file_events",
+    "launches",
+    "usage",
+    "diagnostics",
+    "documents",
+    "outcomes",
+    "runs",
+    "run_sessions",
+    "edges",
+    "lineage",
+    "artifacts",
+    "inference_diagnostics",
+    "ingested_files",
+)
 # Store columns that say when or by which ingest a row was written: everything else must match.
-VOLATILE = {"ingested_files": "ingest_id, ingested_at", "sessions": "ingest_id", "calls": "ingest_id",
-            "file_events": "ingest_id", "launches": "ingest_id", "usage": "ingest_id", "diagnostics": "ingest_id",
-            "documents": "ingest_id", "outcomes": "ingest_id"}
+VOLATILE = {
+    "ingested_files": "ingest_id, ingested_at",
+    "sessions": "ingest_id",
+    "calls": "ingest_id",
+    "file_events": "ingest_id",
+    "launches": "ingest_id",
+    "usage": "ingest_id",
+    "diagnostics": "ingest_id",
+    "documents": "ingest_id",
+    "outcomes": "ingest_id",
+}
 
 
 def _ingest_cmd(logs, db):
@@ -55,18 +78,26 @@ def clean(logs, tmp_path_factory):
 def test_sigkill_then_reingest_equals_one_clean_ingest(logs, clean, tmp_path, kill_after):
     db = tmp_path / "s.duckdb"
     env = dict(os.environ, SESSIONGRAPH_BATCH_FILES="3")  # many transactions from few files
-    proc = subprocess.Popen(_ingest_cmd(logs, db), env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _ingest_cmd(logs, db), env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(kill_after)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     if db.exists():  # what a reader sees after the kill is consistent: whole batches only
         with Store(db, read_only=True) as s:
-            files = s.query("SELECT count(*) FROM ingested_files").item() if s.query(
-                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'ingested_files'").item() else 0
-            orphans = s.query(
-                "SELECT count(*) FROM sessions WHERE source_path NOT IN (SELECT source_path FROM ingested_files)"
-            ).item() if files else 0
+            files = (
+                s.query("SELECT count(*) FROM ingested_files").item()
+                if s.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'ingested_files'").item()
+                else 0
+            )
+            orphans = (
+                s.query(
+                    "SELECT count(*) FROM sessions WHERE source_path NOT IN (SELECT source_path FROM ingested_files)"
+                ).item()
+                if files
+                else 0
+            )
             assert orphans == 0
     subprocess.run(_ingest_cmd(logs, db), check=True, capture_output=True, cwd=ROOT, env=env)
     assert dump(db) == clean

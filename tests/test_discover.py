@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.discover import classify, default_roots, discover
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.discover import classify, default_roots, discover
 
 CLAUDE_LINE = (
     b'{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"11111111-2222-4333-8444-555555555555",'
@@ -22,14 +22,29 @@ CODEX_LINE = (
 
 
 def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
-    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": f"{tmp_path}/a, {tmp_path}/b", "CODEX_HOME": f"{tmp_path}/cx",
-           "PI_CODING_AGENT_DIR": f"{tmp_path}/pi", "XDG_DATA_HOME": f"{tmp_path}/xdg"}
+    env = {
+        "HOME": str(tmp_path),
+        "CLAUDE_CONFIG_DIR": f"{tmp_path}/a, {tmp_path}/b",
+        "CODEX_HOME": f"{tmp_path}/cx",
+        "PI_CODING_AGENT_DIR": f"{tmp_path}/pi",
+        "XDG_DATA_HOME": f"{tmp_path}/xdg",
+    }
     assert default_roots(env) == [
-        tmp_path / ".claude", tmp_path / "a", tmp_path / "b", tmp_path / "cx", tmp_path / "pi",
-        tmp_path / ".omp", tmp_path / ".gemini/tmp", tmp_path / "xdg/opencode",
+        tmp_path / ".claude",
+        tmp_path / "a",
+        tmp_path / "b",
+        tmp_path / "cx",
+        tmp_path / "pi",
+        tmp_path / ".omp",
+        tmp_path / ".gemini/tmp",
+        tmp_path / "xdg/opencode",
     ]
     assert default_roots({"HOME": str(tmp_path)}) == [
-        tmp_path / ".claude", tmp_path / ".codex", tmp_path / ".pi", tmp_path / ".omp", tmp_path / ".gemini/tmp",
+        tmp_path / ".claude",
+        tmp_path / ".codex",
+        tmp_path / ".pi",
+        tmp_path / ".omp",
+        tmp_path / ".gemini/tmp",
         tmp_path / ".local/share/opencode",
     ]
 

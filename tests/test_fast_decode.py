@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from ingest import claude_code, resume
-from ingest.discover import classify
-from ingest.jsonl import Diagnostics, decode_line
+from sessiongraph.ingest import claude_code, resume
+from sessiongraph.ingest.discover import classify
+from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 from tests.conftest import CORPUS, SAMPLES
 
 EXAMPLES = int(os.environ.get("SESSIONGRAPH_FUZZ_EXAMPLES", "25"))
@@ -28,7 +28,8 @@ def _claude_files(root) -> list:
     if not root.is_dir():
         return []
     return [
-        p for p in sorted(root.rglob("*.jsonl"))
+        p
+        for p in sorted(root.rglob("*.jsonl"))
         # The broken samples are all Claude transcripts, even the empty one.
         if classify(str(p)).harness == "claude-code" or BROKEN in p.parents
     ]
@@ -72,18 +73,31 @@ def test_corpus_fast_equals_plain(path):
 
 def test_samples_cover_the_broken_files():
     assert {p.name for p in SAMPLE_FILES if BROKEN in p.parents} >= {
-        "array-line.jsonl", "empty.jsonl", "invalid-utf8.jsonl", "not-json.jsonl", "truncated.jsonl",
-        "unknown-type.jsonl", "wrong-type.jsonl", "bad-timestamp.jsonl",
+        "array-line.jsonl",
+        "empty.jsonl",
+        "invalid-utf8.jsonl",
+        "not-json.jsonl",
+        "truncated.jsonl",
+        "unknown-type.jsonl",
+        "wrong-type.jsonl",
+        "bad-timestamp.jsonl",
     }
 
 
 def test_tool_bodies_are_not_decoded():
     body = "x" * 100_000
-    line = orjson.dumps({
-        "type": "user", "sessionId": "s", "extra": {"big": body},
-        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": body}]},
-        "toolUseResult": {"stdout": body},
-    }) + b"\n"
+    line = (
+        orjson.dumps(
+            {
+                "type": "user",
+                "sessionId": "s",
+                "extra": {"big": body},
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": body}]},
+                "toolUseResult": {"stdout": body},
+            }
+        )
+        + b"\n"
+    )
     rec = claude_code.decode_fast(line, 1, Diagnostics("x"))
     assert set(rec) == {"type", "sessionId", "message", "toolUseResult"}
     assert isinstance(rec["toolUseResult"], msgspec.Raw)
@@ -152,15 +166,45 @@ def test_known_difference_a_number_past_a_double_in_an_unread_field():
 _LIT = "\x00lit:"
 _LIT_JSON = re.compile(rb'"\\u0000lit:([^"]*)"')
 # Values of every JSON type.
-VALUES = [None, 3, -1.5, 0, "", "str", [1], [], {"k": []}, {}, True, False, 2**64 - 1,
-          _LIT + str(2**64), _LIT + str(-(2**63) - 1), _LIT + "1" + "0" * 30, _LIT + "1e300"]
+VALUES = [
+    None,
+    3,
+    -1.5,
+    0,
+    "",
+    "str",
+    [1],
+    [],
+    {"k": []},
+    {},
+    True,
+    False,
+    2**64 - 1,
+    _LIT + str(2**64),
+    _LIT + str(-(2**63) - 1),
+    _LIT + "1" + "0" * 30,
+    _LIT + "1e300",
+]
 # Whole lines: not JSON, not an object, bad bytes, a lone surrogate, nesting past orjson's limit.
 GARBAGE = [
-    b"not json at all", b"{", b"[1, 2, 3]", b'"just a string"', b"42", b"null", b"\xff\xfe\xfa", b"{}",
-    b'{"type": 7}', b'{"type": "user", "sessionId": 5}', b'{"type": "user", "message": "' + b"x" * 5000 + b'"}',
-    b'{"type": "user", "x": "\\ud800"}', b'{"type": "user", "x": ' + b"[" * 1100 + b"]" * 1100 + b"}",
-    b'{"type": "user", "x": ' + b"[" * 1000 + b"]" * 1000 + b"}", b'{"type": "summary", "x": "\xc0\xaf"}',
-    b'{"type": "user", "type": "assistant"}', b'{"type": "user",}', b'{"type": "user", "x": NaN}',
+    b"not json at all",
+    b"{",
+    b"[1, 2, 3]",
+    b'"just a string"',
+    b"42",
+    b"null",
+    b"\xff\xfe\xfa",
+    b"{}",
+    b'{"type": 7}',
+    b'{"type": "user", "sessionId": 5}',
+    b'{"type": "user", "message": "' + b"x" * 5000 + b'"}',
+    b'{"type": "user", "x": "\\ud800"}',
+    b'{"type": "user", "x": ' + b"[" * 1100 + b"]" * 1100 + b"}",
+    b'{"type": "user", "x": ' + b"[" * 1000 + b"]" * 1000 + b"}",
+    b'{"type": "summary", "x": "\xc0\xaf"}',
+    b'{"type": "user", "type": "assistant"}',
+    b'{"type": "user",}',
+    b'{"type": "user", "x": NaN}',
 ]
 
 
@@ -224,14 +268,16 @@ def mutations(draw, n_lines: int):
     ops = []
     for _ in range(draw(st.integers(1, 6))):
         kind = draw(st.sampled_from(["field", "drop", "garbage", "bytes", "dup", "truncate_last"]))
-        ops.append((
-            kind,
-            draw(st.integers(0, max(n_lines - 1, 0))),
-            draw(st.integers(0, 100_000)),
-            draw(st.sampled_from(VALUES)),
-            draw(st.sampled_from(GARBAGE)),
-            draw(st.sampled_from(["bad_utf8", "cut_utf8", "surrogate", "big_number", "dup_key", "cut"])),
-        ))
+        ops.append(
+            (
+                kind,
+                draw(st.integers(0, max(n_lines - 1, 0))),
+                draw(st.integers(0, 100_000)),
+                draw(st.sampled_from(VALUES)),
+                draw(st.sampled_from(GARBAGE)),
+                draw(st.sampled_from(["bad_utf8", "cut_utf8", "surrogate", "big_number", "dup_key", "cut"])),
+            )
+        )
     return ops
 
 

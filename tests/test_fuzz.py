@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import registry
-from ingest.discover import classify
+from sessiongraph.ingest import registry
+from sessiongraph.ingest.discover import classify
 from tests.conftest import SAMPLES
 
 EXAMPLES = int(os.environ.get("SESSIONGRAPH_FUZZ_EXAMPLES", "25"))
@@ -32,11 +32,23 @@ def _sample_files() -> list[tuple[str, str]]:
 
 FILES = _sample_files()
 
-GARBAGE = st.sampled_from([
-    b"not json at all", b"{", b"[1, 2, 3]", b'"just a string"', b"42", b"null", b"\xff\xfe\xfa",
-    b'{"type": "hologram", "x": 1}', b'{"type": 7}', b"{}", b'{"timestamp": "yesterday", "type": "user"}',
-    b'{"a": ' * 200 + b"1" + b"}" * 200, b'{"type": "user", "message": "' + b"x" * 200_000 + b'"}',
-])
+GARBAGE = st.sampled_from(
+    [
+        b"not json at all",
+        b"{",
+        b"[1, 2, 3]",
+        b'"just a string"',
+        b"42",
+        b"null",
+        b"\xff\xfe\xfa",
+        b'{"type": "hologram", "x": 1}',
+        b'{"type": 7}',
+        b"{}",
+        b'{"timestamp": "yesterday", "type": "user"}',
+        b'{"a": ' * 200 + b"1" + b"}" * 200,
+        b'{"type": "user", "message": "' + b"x" * 200_000 + b'"}',
+    ]
+)
 
 
 def _flip_types(raw: bytes, choice: int) -> bytes:

@@ -65,15 +65,20 @@ def test_page_holds_every_session_and_edge_of_the_run(db, orbit_run, orbit_page)
         edges = store.query(
             "SELECT edge_id, kind, tier, src, dst FROM edges WHERE run_id = $1 UNION ALL "
             "SELECT edge_id, kind, tier, src, dst FROM lineage WHERE src IN (SELECT session_id FROM run_sessions "
-            "WHERE run_id = $1) OR dst IN (SELECT session_id FROM run_sessions WHERE run_id = $1)", [orbit_run])
+            "WHERE run_id = $1) OR dst IN (SELECT session_id FROM run_sessions WHERE run_id = $1)",
+            [orbit_run],
+        )
     inside = [s for s in data["sessions"] if not s["external"]]
     assert len(inside) == len(members) == 6
     assert {s["id"] for s in inside} == members
     assert sorted(e["id"] for e in data["edges"]) == sorted(edges["edge_id"]) and len(data["edges"]) == 7
     # the far end of a cross-run edge gets a lane of its own, marked external
     outside = {s["id"] for s in data["sessions"] if s["external"]}
-    assert outside == (set(edges["src"]) | set(edges["dst"])) - members == {
-        "claude-code:45e626f5-ff95-4312-8d3e-f9f04e2bb73a"}
+    assert (
+        outside
+        == (set(edges["src"]) | set(edges["dst"])) - members
+        == {"claude-code:45e626f5-ff95-4312-8d3e-f9f04e2bb73a"}
+    )
     assert sorted(s["lane"] for s in data["sessions"]) == list(range(7))
     assert set(data["legend"]["kinds"]) >= set(edges["kind"])
     assert set(data["legend"]["tiers"]) >= set(edges["tier"])
@@ -96,17 +101,24 @@ def test_tokens_and_dollars_per_session_equal_the_usage_rows(db, orbit_page):
     prices = PriceTable.load()
     want: dict[str, dict] = {}
     with Store(db, read_only=True) as store:
-        rows = store.query("SELECT * FROM usage_dedup WHERE session_id IN (SELECT session_id FROM run_sessions "
-                           "WHERE run_id = (SELECT run_id FROM run_sessions WHERE session_id = $1))", [ORBIT])
+        rows = store.query(
+            "SELECT * FROM usage_dedup WHERE session_id IN (SELECT session_id FROM run_sessions "
+            "WHERE run_id = (SELECT run_id FROM run_sessions WHERE session_id = $1))",
+            [ORBIT],
+        )
     for r in rows.iter_rows(named=True):  # one response at a time, not the page's grouping
         w = want.setdefault(r["session_id"], {"input": 0, "output": 0, "cache_read": 0, "usd": 0.0})
         w["input"] += r["input_tokens"]
         w["output"] += r["output_tokens"]
         w["cache_read"] += r["cache_read_tokens"]
-        w["usd"] += prices.usd(r["model"], input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
-                               cache_read_tokens=r["cache_read_tokens"],
-                               cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
-                               cache_creation_1h_tokens=r["cache_creation_1h_tokens"])
+        w["usd"] += prices.usd(
+            r["model"],
+            input_tokens=r["input_tokens"],
+            output_tokens=r["output_tokens"],
+            cache_read_tokens=r["cache_read_tokens"],
+            cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
+            cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
+        )
     got = {s["id"]: s for s in page_data(orbit_page)["sessions"] if not s["external"]}
     assert set(got) == set(want)
     for sid, w in want.items():
@@ -132,7 +144,9 @@ def test_artifacts_table_lists_every_file_the_run_wrote_or_read(db, orbit_run, o
         want = store.query(
             "SELECT a.path, a.version, a.producer FROM artifacts a WHERE a.producer IN (SELECT session_id FROM "
             "run_sessions WHERE run_id = $1) OR EXISTS (SELECT 1 FROM run_sessions m WHERE m.run_id = $1 AND "
-            "list_contains(a.consumers, m.session_id)) ORDER BY 1, 2", [orbit_run])
+            "list_contains(a.consumers, m.session_id)) ORDER BY 1, 2",
+            [orbit_run],
+        )
     arts = page_data(orbit_page)["artifacts"]
     got = [(a["path"], v["version"], v["producer"]) for a in arts for v in a["versions"]]
     assert got == list(want.iter_rows()) and len(got) == 2
@@ -160,7 +174,9 @@ def test_page_has_no_prompt_command_or_output_text(db, orbit_run, orbit_page):
         texts = store.query(
             "SELECT command AS t FROM calls WHERE session_id IN (SELECT session_id FROM run_sessions WHERE run_id = $1)"
             " UNION SELECT description FROM calls WHERE session_id IN (SELECT session_id FROM run_sessions "
-            "WHERE run_id = $1)", [orbit_run])["t"].drop_nulls()
+            "WHERE run_id = $1)",
+            [orbit_run],
+        )["t"].drop_nulls()
     assert len(texts) >= 3
     for t in texts:
         if len(t) >= 12:
@@ -174,28 +190,50 @@ def hostile_store(path) -> str:
     with Store(path) as store:
         con = store.con
         for sid, start in ((HOSTILE_ROOT, t0), (HOSTILE_CHILD, t0.replace(minute=1))):
-            con.execute("INSERT INTO sessions (session_id, harness, session_kind, source_path, started_at, ended_at,"
-                        " model, ingest_id) VALUES (?, 'claude-code', 'main', '/x.jsonl', ?, ?, 'claude-haiku-4-5', 1)",
-                        [sid, start, t1])
-            con.execute("INSERT INTO usage (session_id, ts, model, message_id, input_tokens, output_tokens, "
-                        "cache_read_tokens, cache_creation_tokens, cache_creation_5m_tokens, cache_creation_1h_tokens,"
-                        " reasoning_tokens, source_path, ingest_id) VALUES (?, ?, 'claude-haiku-4-5', 'm', 1000, 100,"
-                        " 0, 0, 0, 0, 0, '/x.jsonl', 1)", [sid, start])
-        con.execute("INSERT INTO runs (run_id, root_session_id, root_harness, started_at, ended_at, n_sessions, "
-                    "n_spawns, n_launches, n_artifact_edges, max_depth) VALUES (?, ?, 'claude-code', ?, ?, 2, 1, 0, 1, 1)",
-                    [HOSTILE_RUN, HOSTILE_ROOT, t0, t1])
-        con.execute("INSERT INTO run_sessions (run_id, session_id, parent_session_id, via, depth, role) VALUES "
-                    "(?, ?, NULL, NULL, 0, 'lead'), (?, ?, ?, 'spawn', 1, '<b>role</b>')",
-                    [HOSTILE_RUN, HOSTILE_ROOT, HOSTILE_RUN, HOSTILE_CHILD, HOSTILE_ROOT])
-        con.execute("INSERT INTO edges (edge_id, kind, src, dst, tier, evidence, pass, ts, lag_s, path, version, "
-                    "run_id) VALUES ('e1\"><svg onload=alert(4)>', 'spawn', ?, ?, 'verified', '</script><b>ev</b>',"
-                    " 'spawn', ?, 1.0, NULL, NULL, ?), ('e2', 'artifact', ?, ?, 'heuristic', 'w', 'artifacts', ?, "
-                    "30.0, ?, 1, ?)",
-                    [HOSTILE_ROOT, HOSTILE_CHILD, t0.replace(minute=1), HOSTILE_RUN,
-                     HOSTILE_CHILD, HOSTILE_ROOT, t0.replace(minute=3), HOSTILE_PATH, HOSTILE_RUN])
-        con.execute("INSERT INTO artifacts (path, version, producer, ts, how, tier, n_writes, n_reads, writers, "
-                    "consumers) VALUES (?, 1, ?, ?, 'Write', 'verified', 1, 1, [?], [?])",
-                    [HOSTILE_PATH, HOSTILE_CHILD, t0.replace(minute=2), HOSTILE_CHILD, HOSTILE_ROOT])
+            con.execute(
+                "INSERT INTO sessions (session_id, harness, session_kind, source_path, started_at, ended_at,"
+                " model, ingest_id) VALUES (?, 'claude-code', 'main', '/x.jsonl', ?, ?, 'claude-haiku-4-5', 1)",
+                [sid, start, t1],
+            )
+            con.execute(
+                "INSERT INTO usage (session_id, ts, model, message_id, input_tokens, output_tokens, "
+                "cache_read_tokens, cache_creation_tokens, cache_creation_5m_tokens, cache_creation_1h_tokens,"
+                " reasoning_tokens, source_path, ingest_id) VALUES (?, ?, 'claude-haiku-4-5', 'm', 1000, 100,"
+                " 0, 0, 0, 0, 0, '/x.jsonl', 1)",
+                [sid, start],
+            )
+        con.execute(
+            "INSERT INTO runs (run_id, root_session_id, root_harness, started_at, ended_at, n_sessions, "
+            "n_spawns, n_launches, n_artifact_edges, max_depth) VALUES (?, ?, 'claude-code', ?, ?, 2, 1, 0, 1, 1)",
+            [HOSTILE_RUN, HOSTILE_ROOT, t0, t1],
+        )
+        con.execute(
+            "INSERT INTO run_sessions (run_id, session_id, parent_session_id, via, depth, role) VALUES "
+            "(?, ?, NULL, NULL, 0, 'lead'), (?, ?, ?, 'spawn', 1, '<b>role</b>')",
+            [HOSTILE_RUN, HOSTILE_ROOT, HOSTILE_RUN, HOSTILE_CHILD, HOSTILE_ROOT],
+        )
+        con.execute(
+            "INSERT INTO edges (edge_id, kind, src, dst, tier, evidence, pass, ts, lag_s, path, version, "
+            "run_id) VALUES ('e1\"><svg onload=alert(4)>', 'spawn', ?, ?, 'verified', '</script><b>ev</b>',"
+            " 'spawn', ?, 1.0, NULL, NULL, ?), ('e2', 'artifact', ?, ?, 'heuristic', 'w', 'artifacts', ?, "
+            "30.0, ?, 1, ?)",
+            [
+                HOSTILE_ROOT,
+                HOSTILE_CHILD,
+                t0.replace(minute=1),
+                HOSTILE_RUN,
+                HOSTILE_CHILD,
+                HOSTILE_ROOT,
+                t0.replace(minute=3),
+                HOSTILE_PATH,
+                HOSTILE_RUN,
+            ],
+        )
+        con.execute(
+            "INSERT INTO artifacts (path, version, producer, ts, how, tier, n_writes, n_reads, writers, "
+            "consumers) VALUES (?, 1, ?, ?, 'Write', 'verified', 1, 1, [?], [?])",
+            [HOSTILE_PATH, HOSTILE_CHILD, t0.replace(minute=2), HOSTILE_CHILD, HOSTILE_ROOT],
+        )
     return HOSTILE_RUN
 
 
@@ -235,6 +273,7 @@ def test_cli_prints_the_page_and_reports_errors(db):
     assert res.output.rstrip().endswith("</html>")
     res = CliRunner().invoke(main, ["show", "nope-no-such-run", "--db", str(db), "--format", "html"])
     assert res.exit_code == 1 and res.output.startswith("Error: no run 'nope-no-such-run'")
-    res = CliRunner().invoke(main, ["show", "b720e73d", "--db", str(db), "--format", "html",
-                                    "--out", str(db.parent / "missing" / "x.html")])
+    res = CliRunner().invoke(
+        main, ["show", "b720e73d", "--db", str(db), "--format", "html", "--out", str(db.parent / "missing" / "x.html")]
+    )
     assert res.exit_code == 1 and res.output.startswith("Error: cannot write")

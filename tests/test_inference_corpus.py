@@ -36,9 +36,7 @@ def test_2_1_7_spawns_its_child_verified(store):
 
 def test_2_0_64_warmups_are_not_spawns_but_count_in_the_run(store):
     s, _ = store
-    warm = s.query(
-        "SELECT session_id, code FROM inference_diagnostics WHERE code = 'not_a_spawn' ORDER BY 1"
-    ).rows()
+    warm = s.query("SELECT session_id, code FROM inference_diagnostics WHERE code = 'not_a_spawn' ORDER BY 1").rows()
     assert warm == [
         ("claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257/36541525", "not_a_spawn"),
         ("claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257/50243ee8", "not_a_spawn"),
@@ -55,9 +53,7 @@ def test_2_0_64_warmups_are_not_spawns_but_count_in_the_run(store):
 
 def test_2_1_38_has_one_dangling_spawn(store):
     s, summary = store
-    rows = s.query(
-        "SELECT session_id, call_id, detail FROM inference_diagnostics WHERE code = 'dangling_spawn'"
-    ).rows()
+    rows = s.query("SELECT session_id, call_id, detail FROM inference_diagnostics WHERE code = 'dangling_spawn'").rows()
     assert rows == [
         (
             "claude-code:491e126e-1e71-469c-ade2-fcc8af567c74",

@@ -67,9 +67,7 @@ def test_scenario_counts_dangling_spawns_and_unwritten_reads(scenario):
     s, exp = scenario
     dangling = s.query("SELECT session_id, call_id FROM inference_diagnostics WHERE code = 'dangling_spawn'").rows()
     assert dangling == [(d["session"], d["call_id"]) for d in exp["dangling_spawns"]]
-    unwritten = s.query(
-        "SELECT session_id, count FROM inference_diagnostics WHERE code = 'read_unwritten'"
-    ).rows()
+    unwritten = s.query("SELECT session_id, count FROM inference_diagnostics WHERE code = 'read_unwritten'").rows()
     per_session: dict[str, int] = {}
     for r in exp["unwritten_reads"]:
         per_session[r["session"]] = per_session.get(r["session"], 0) + 1

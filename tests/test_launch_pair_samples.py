@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest import claude_code, codex
+from sessiongraph.ingest import claude_code, codex
 from tests.conftest import SAMPLES
 
 PARENT = SAMPLES / "claude-code/projects/-home-dev-projects-ink-well-v2/b7ff63c1-1ce1-4867-8acb-8574d4cd7c25.jsonl"

@@ -8,27 +8,72 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ingest.frames import Frames
-from inference.edges import Inferred
-from inference.launch import BUCKET, SLACK, launch
+from sessiongraph.inference.edges import Inferred
+from sessiongraph.inference.launch import BUCKET, SLACK, launch
+from sessiongraph.ingest.frames import Frames
 
 T0 = datetime(2026, 3, 1, 9, 0, 7, tzinfo=UTC)
 
 
 def _frames(calls: list[tuple[timedelta, timedelta | None]], child_starts: list[timedelta]) -> Frames:
-    sessions = [{"session_id": "claude-code:p", "harness": "claude-code", "native_id": "p", "session_kind": "main",
-                 "cwd": "/repo", "started_at": T0, "source_path": "p", "entrypoint": "cli"}]
+    sessions = [
+        {
+            "session_id": "claude-code:p",
+            "harness": "claude-code",
+            "native_id": "p",
+            "session_kind": "main",
+            "cwd": "/repo",
+            "started_at": T0,
+            "source_path": "p",
+            "entrypoint": "cli",
+        }
+    ]
     launches, rows = [], []
     for k, (start, length) in enumerate(calls):
-        rows.append({"session_id": "claude-code:p", "call_id": f"k{k}", "tool": "Bash", "kind": "shell",
-                     "started_at": T0 + start, "ended_at": None if length is None else T0 + start + length,
-                     "cwd": "/repo", "source_path": "p", "line": k, "output_ids": []})
-        launches.append({"session_id": "claude-code:p", "call_id": f"k{k}", "segment": 0, "ts": T0 + start,
-                         "harness": "codex", "print_mode": True, "resume": False, "background": False,
-                         "looped": False, "cwd": "/repo", "source_path": "p", "line": k, "review": False})
+        rows.append(
+            {
+                "session_id": "claude-code:p",
+                "call_id": f"k{k}",
+                "tool": "Bash",
+                "kind": "shell",
+                "started_at": T0 + start,
+                "ended_at": None if length is None else T0 + start + length,
+                "cwd": "/repo",
+                "source_path": "p",
+                "line": k,
+                "output_ids": [],
+            }
+        )
+        launches.append(
+            {
+                "session_id": "claude-code:p",
+                "call_id": f"k{k}",
+                "segment": 0,
+                "ts": T0 + start,
+                "harness": "codex",
+                "print_mode": True,
+                "resume": False,
+                "background": False,
+                "looped": False,
+                "cwd": "/repo",
+                "source_path": "p",
+                "line": k,
+                "review": False,
+            }
+        )
     for i, start in enumerate(child_starts):
-        sessions.append({"session_id": f"codex:x{i}", "harness": "codex", "native_id": f"x{i}", "session_kind": "main",
-                         "cwd": "/repo", "started_at": T0 + start, "source_path": f"x{i}", "entrypoint": "exec"})
+        sessions.append(
+            {
+                "session_id": f"codex:x{i}",
+                "harness": "codex",
+                "native_id": f"x{i}",
+                "session_kind": "main",
+                "cwd": "/repo",
+                "started_at": T0 + start,
+                "source_path": f"x{i}",
+                "entrypoint": "exec",
+            }
+        )
     return Frames.from_rows(sessions=sessions, calls=rows, launches=launches)
 
 
@@ -53,4 +98,5 @@ def test_thousands_of_launches_in_one_repository_pair_one_to_one():
     edges = launch(_frames(calls, children), Inferred()).edges
     assert edges.height == n
     assert sorted(zip(edges["src_call_id"], edges["dst"], strict=True)) == sorted(
-        (f"k{k}", f"codex:x{k}") for k in range(n))
+        (f"k{k}", f"codex:x{k}") for k in range(n)
+    )

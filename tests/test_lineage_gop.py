@@ -19,11 +19,17 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 GEM_A = "gemini-cli:7c1e4b2a-5d3f-4e8a-9b61-2f0c8d4e7a19"
 GEM_B = "gemini-cli:3f9a0c11-8b2e-4c7d-a5f0-91d6e2b7c4a8"
 CLAUDE = "claude-code:e3b4c2d1-7a6f-4c58-9d2e-0f1a2b3c4d5e"
-OC_PARENT, OC_CHILD, OC_ORPHAN = (f"opencode:{s}" for s in (
-    "ses_4a1f0c2e7ffeP7xQ2mNbV9kLd3", "ses_4a1f0c3b1ffeC8yR3nOcW0lMe4", "ses_4a1f0e00affeOr9hAnQpX2sTu6"))
-OC_MAIN, OC_SUB, OC_LATER = (f"opencode:{s}" for s in (
-    "ses_5b20a1c47ffeKp1Xq8RmT3vNw2", "ses_5b20a1d93ffeKp2Yr9SnU4wOx3", "ses_5b20b0f11ffeKp3Zs0ToV5xPy4"))
-PLAN, IMPL, REVIEW, DOCS, BENCH, SHIP = (f"prickle:tsk_{t}_retry" for t in ("plan", "impl", "review", "docs", "bench", "ship"))
+OC_PARENT, OC_CHILD, OC_ORPHAN = (
+    f"opencode:{s}"
+    for s in ("ses_4a1f0c2e7ffeP7xQ2mNbV9kLd3", "ses_4a1f0c3b1ffeC8yR3nOcW0lMe4", "ses_4a1f0e00affeOr9hAnQpX2sTu6")
+)
+OC_MAIN, OC_SUB, OC_LATER = (
+    f"opencode:{s}"
+    for s in ("ses_5b20a1c47ffeKp1Xq8RmT3vNw2", "ses_5b20a1d93ffeKp2Yr9SnU4wOx3", "ses_5b20b0f11ffeKp3Zs0ToV5xPy4")
+)
+PLAN, IMPL, REVIEW, DOCS, BENCH, SHIP = (
+    f"prickle:tsk_{t}_retry" for t in ("plan", "impl", "review", "docs", "bench", "ship")
+)
 # gate-events.jsonl: four more root tasks (their own runs) that only walk the task states
 FLAG, BUMP, PERF, LINT = (f"prickle:tsk_{t}_retry" for t in ("flag", "bump", "perf", "lint"))
 H_PLAN = "sha256:2f650cb9506bec68ba2bd1faf01614e1f5831f7e057ca5c3aabf8f8c2259d1d9"
@@ -82,8 +88,19 @@ EXPECTED = {
         ],
         "sessions": {"prickle": 10},
         # one attempt per result.revision: the implementation was resubmitted once
-        "attempts": [(BENCH, 1), (BUMP, 1), (DOCS, 1), (FLAG, 1), (IMPL, 1), (IMPL, 2), (LINT, 1), (PERF, 1),
-                     (PLAN, 1), (REVIEW, 1), (SHIP, 1)],
+        "attempts": [
+            (BENCH, 1),
+            (BUMP, 1),
+            (DOCS, 1),
+            (FLAG, 1),
+            (IMPL, 1),
+            (IMPL, 2),
+            (LINT, 1),
+            (PERF, 1),
+            (PLAN, 1),
+            (REVIEW, 1),
+            (SHIP, 1),
+        ],
         "documents": 8,
     },
 }
@@ -121,7 +138,10 @@ def test_edge_details(run):
         assert launch["src_call_id"] == "run_shell_command-1770110110000-b8c9d0e1f2a3"
         assert "session id in the call's output" in launch["evidence"]
         assert launch["run_id"] is not None  # the launched run joins the chat's run
-        assert (by_kind[("artifact", GEM_A, CLAUDE)]["version"], by_kind[("artifact", CLAUDE, GEM_A)]["version"]) == (1, 2)
+        assert (by_kind[("artifact", GEM_A, CLAUDE)]["version"], by_kind[("artifact", CLAUDE, GEM_A)]["version"]) == (
+            1,
+            2,
+        )
     elif folder == "opencode":
         spawn = by_kind[("spawn", OC_PARENT, OC_CHILD)]
         assert spawn["src_call_id"] == "toolu_01TaskSurveyHelpers"
@@ -156,17 +176,33 @@ def test_ocp_documents_pass_the_reference_checker(run):
         # revision 1 was rejected, so revision 2 was sent back
         assert [(a["n"], a["cause"]["type"]) for a in attempts] == [(1, "initial"), (2, "sent_back")]
         assert sorted((e["kind"], e["tier"]) for e in impl["edges"]) == [
-            ("artifact", "verified"), ("artifact", "verified"), ("spawn", "verified"), ("spawn", "verified")]
+            ("artifact", "verified"),
+            ("artifact", "verified"),
+            ("spawn", "verified"),
+            ("spawn", "verified"),
+        ]
         assert sorted(e["kind"] for e in impl["ext"]["dev.sessiongraph.edges"]) == ["dep"]
     elif folder == "gemini-cli":
         doc = nodes[GEM_A]
         launched = next(a for a in doc["attempts"] if "origin" in a)
-        assert (launched["node"], launched["origin"]["how"], launched["origin"]["tier"]) == (CLAUDE, "claude -p", "verified")
+        assert (launched["node"], launched["origin"]["how"], launched["origin"]["tier"]) == (
+            CLAUDE,
+            "claude -p",
+            "verified",
+        )
         cost = next(a["cost"] for a in doc["attempts"] if a["node"] == GEM_A)
         assert (cost["input_tokens"], cost["cached_input_tokens"], cost["output_tokens"], cost["reasoning_tokens"]) == (
-            17340, 44032, 1604, 783)
+            17340,
+            44032,
+            1604,
+            783,
+        )
     else:
         doc = nodes[OC_MAIN]
         cost = next(a["cost"] for a in doc["attempts"] if a["node"] == OC_MAIN)
         assert (cost["input_tokens"], cost["output_tokens"], cost["reasoning_tokens"], cost["requests"]) == (
-            3830, 3666, 896, 3)
+            3830,
+            3666,
+            896,
+            3,
+        )

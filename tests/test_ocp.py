@@ -22,7 +22,10 @@ def validate(files: list[str]) -> dict:
     """The reference checker (loopmath, from PyPI) as a separate process: our oracle."""
     res = subprocess.run(
         [sys.executable, "-m", "loopmath", "ocp", "validate", "--json", *files],
-        capture_output=True, text=True, check=False, timeout=300,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert res.stdout, res.stderr
     return json.loads(res.stdout)
@@ -76,7 +79,8 @@ def test_a_run_document_holds_its_graph(tmp_path):
     # A Claude log records no outcome: every node and attempt says only what a bare log can.
     assert {n["state"] for n in doc["nodes"]} == {a["status"] for a in doc["attempts"]} == {"settled_unverified"}
     assert {(a["outcome"]["result"], a["outcome"]["evidence"]) for a in doc["attempts"]} == {
-        ("settled_unverified", "heuristic")}
+        ("settled_unverified", "heuristic")
+    }
     assert "signals" not in doc["run"] and not [e for e in doc["events"] if e["type"] in ("note", "signal_observed")]
     launched = next(a for a in doc["attempts"] if "origin" in a)
     assert launched["origin"]["how"] == "claude -p" and launched["origin"]["tier"] == "verified"
@@ -169,12 +173,24 @@ def test_events_ascend_in_time_not_in_text(tmp_path):
     """``03:04:05.250Z`` sorts before ``03:04:05Z`` as text: a task created on the whole second
     and first updated a quarter second later must still start before its first state note."""
     task = json.loads((SAMPLES / "prickle" / "tasks" / "tsk_ship_retry.json").read_text())
-    snaps = [dict(task, state="accepted", waiting_on=None, created_at="2026-01-02T03:04:05Z",
-                  updated_at=f"2026-01-02T03:04:{at}Z") for at in ("05.250", "05.750", "06")]
+    snaps = [
+        dict(
+            task,
+            state="accepted",
+            waiting_on=None,
+            created_at="2026-01-02T03:04:05Z",
+            updated_at=f"2026-01-02T03:04:{at}Z",
+        )
+        for at in ("05.250", "05.750", "06")
+    ]
     logs = tmp_path / "logs"
     logs.mkdir()
-    (logs / "t.jsonl").write_text("".join(json.dumps(dict(s, state=st)) + "\n"
-                                          for s, st in zip(snaps, ("accepted", "working", "cancelled"))))
+    (logs / "t.jsonl").write_text(
+        "".join(
+            json.dumps(dict(s, state=st)) + "\n"
+            for s, st in zip(snaps, ("accepted", "working", "cancelled"), strict=True)
+        )
+    )
     summary = _export(tmp_path, logs)
     [doc] = [json.loads(Path(p).read_text()) for p in summary.files]
     assert [(e["at"], e["type"]) for e in doc["events"]] == [
@@ -190,10 +206,12 @@ def test_events_ascend_in_time_not_in_text(tmp_path):
 def test_event_order_is_by_time_then_kind():
     from sessiongraph.ocp_time import event_order
 
-    events = [{"at": "2026-01-02T03:04:05.1Z", "type": "attempt_settled", "attempt": "a#1"},
-              {"at": "2026-01-02T03:04:05Z", "type": "attempt_settled", "attempt": "a#1"},
-              {"at": "2026-01-02T03:04:05+00:00", "type": "attempt_started", "attempt": "a#1"},
-              {"at": "2026-01-02T04:04:04+01:00", "type": "note", "node": "a"}]
+    events = [
+        {"at": "2026-01-02T03:04:05.1Z", "type": "attempt_settled", "attempt": "a#1"},
+        {"at": "2026-01-02T03:04:05Z", "type": "attempt_settled", "attempt": "a#1"},
+        {"at": "2026-01-02T03:04:05+00:00", "type": "attempt_started", "attempt": "a#1"},
+        {"at": "2026-01-02T04:04:04+01:00", "type": "note", "node": "a"},
+    ]
     assert [(e["at"], e["type"]) for e in sorted(events, key=event_order)] == [
         ("2026-01-02T04:04:04+01:00", "note"),
         ("2026-01-02T03:04:05+00:00", "attempt_started"),
@@ -217,9 +235,14 @@ def test_the_attempt_a_time_falls_in():
     back_to_back = _tries((0, 10), (10, 20))  # attempt 2 starts the instant attempt 1 ends
     # What the session did at 10 is attempt 1's work; a spawn or launch at 10 starts attempt 2.
     assert [attempt_until(back_to_back, _at(s)) for s in (0, 5, 10, 15, 20, 25)] == [
-        "n#1", "n#1", "n#1", "n#2", "n#2", "n#2"]
-    assert [attempt_from(back_to_back, _at(s)) for s in (-5, 0, 10, 15, 25)] == [
-        "n#1", "n#1", "n#2", "n#2", "n#2"]
+        "n#1",
+        "n#1",
+        "n#1",
+        "n#2",
+        "n#2",
+        "n#2",
+    ]
+    assert [attempt_from(back_to_back, _at(s)) for s in (-5, 0, 10, 15, 25)] == ["n#1", "n#1", "n#2", "n#2", "n#2"]
     gap = _tries((0, 10), (20, 30))  # a resumed session: the first record of attempt 2 is at 20
     assert [attempt_until(gap, _at(s)) for s in (10, 15, 20, 25)] == ["n#1", "n#1", "n#2", "n#2"]
     assert [attempt_from(gap, _at(s)) for s in (5, 15)] == ["n#1", "n#2"]

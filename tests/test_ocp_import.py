@@ -39,8 +39,13 @@ def test_older_documents_are_imported_as_stated(tmp_path):
     summary = ingest([str(ACME)], db=str(db), workers=1)
     assert summary.files_read == 2 and summary.diagnostics_by_code == {}
     with Store(db, read_only=True) as s:
-        runs = s.query("SELECT run_id, producer, n_sessions, n_spawns, n_launches, n_artifact_edges FROM runs ORDER BY 1").rows()
-        assert runs == [("acme-run-0007", "acme-orchestrator", 2, 0, 0, 0), ("acme-run-0042", "acme-orchestrator", 3, 1, 1, 1)]
+        runs = s.query(
+            "SELECT run_id, producer, n_sessions, n_spawns, n_launches, n_artifact_edges FROM runs ORDER BY 1"
+        ).rows()
+        assert runs == [
+            ("acme-run-0007", "acme-orchestrator", 2, 0, 0, 0),
+            ("acme-run-0042", "acme-orchestrator", 3, 1, 1, 1),
+        ]
         edges = s.query("SELECT kind, src, dst, tier, path FROM all_edges ORDER BY kind").rows()
         assert edges == [
             ("artifact", "ocp:acme-run-0042/scout", "ocp:acme-run-0042/lead", "verified", "docs/scout-notes.md"),
@@ -48,7 +53,9 @@ def test_older_documents_are_imported_as_stated(tmp_path):
             ("launch", "ocp:acme-run-0042/lead", "ocp:acme-run-0042/review", "heuristic", None),
             ("spawn", "ocp:acme-run-0042/lead", "ocp:acme-run-0042/scout", "verified", None),
         ]
-        members = s.query("SELECT session_id, via, depth, role FROM run_sessions WHERE run_id = 'acme-run-0042' ORDER BY 1").rows()
+        members = s.query(
+            "SELECT session_id, via, depth, role FROM run_sessions WHERE run_id = 'acme-run-0042' ORDER BY 1"
+        ).rows()
         assert members == [
             ("ocp:acme-run-0042/lead", None, 0, "lead"),
             ("ocp:acme-run-0042/review", "launch", 1, None),
@@ -86,8 +93,10 @@ def test_importing_our_own_export_into_the_same_store_changes_nothing(tmp_path):
     "text, code",
     [
         ('{"ocp": "0.3", "nodes": [], "run": {"id": "x"}}', "bad_document"),  # no producer
-        ('{"ocp": "0.9", "producer": {"name": "p"}, "privacy": {"profile": "full"}, "run": {"id": "x"}, "nodes": []}',
-         "bad_document"),  # a *.ocp.json of a version we don't know
+        (
+            '{"ocp": "0.9", "producer": {"name": "p"}, "privacy": {"profile": "full"}, "run": {"id": "x"}, "nodes": []}',
+            "bad_document",
+        ),  # a *.ocp.json of a version we don't know
         ('{"ocp": "0.3", "producer": {"name": "p"}, "run": {"id": ""}, "nodes": []}', "bad_document"),
         ('{"ocp": "0.3", "producer": {"name": "p"}, "run": {"id": "x"}, "nodes": [7]}', "bad_document"),
         ('{"ocp": "0.3", "producer": {"name": "p"}, "run": {"id": "x"}, "nodes": [', "invalid_json"),

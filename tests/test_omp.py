@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest import claude_code, codex, omp, pi
-from ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
+from sessiongraph.ingest import claude_code, codex, omp, pi
+from sessiongraph.ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
 from tests.conftest import head, kinds, sha, ts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +26,14 @@ LEGACY, CHECKER = BUCKET / f"{L_STEM}.jsonl", BUCKET / L_STEM / "Checker.jsonl"
 DRIFTER = BUCKET / f"2026-02-27T16-40-00-000Z_{GONE}" / "Drifter.jsonl"
 SAMPLES = [MAIN, SCOUT, SCOUT2, DEEP, PATCHER, LEGACY, CHECKER, DRIFTER]
 CWD = "/home/dev/projects/harbor"
-TOKENS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_5m_tokens",
-          "cache_creation_1h_tokens", "reasoning_tokens"]
+TOKENS = [
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_5m_tokens",
+    "cache_creation_1h_tokens",
+    "reasoning_tokens",
+]
 
 
 def call(frames, call_id: str) -> dict:
@@ -46,34 +52,159 @@ PATCH_TASK = "Serialise refreshSession and logout in src/auth/session.ts with a 
 # file -> rows of (session_id, attempt, native_id, agent_id, kind, parent_native_id, depth, cwd,
 #                  started_at, ended_at, model, n_records, first prompt)
 EXPECTED_SESSIONS = {
-    MAIN: [(f"omp:{R}", None, R, None, "main", None, None, CWD, "2026-03-02T09:15:00.000Z",
-            "2026-03-02T09:34:13.000Z", "claude-sonnet-4-5", 31,
-            "Map the auth module and fix the token refresh race.")],
+    MAIN: [
+        (
+            f"omp:{R}",
+            None,
+            R,
+            None,
+            "main",
+            None,
+            None,
+            CWD,
+            "2026-03-02T09:15:00.000Z",
+            "2026-03-02T09:34:13.000Z",
+            "claude-sonnet-4-5",
+            31,
+            "Map the auth module and fix the token refresh race.",
+        )
+    ],
     SCOUT: [
         # attempt 1 runs to the park (session_exit at 09:23:20); the resumed assignment opens attempt 2
-        (f"omp:{R}/Scout", 1, "c41d7e0a9b3f2865", "Scout", "subagent", R, 1, CWD, "2026-03-02T09:15:08.400Z",
-         "2026-03-02T09:23:20.000Z", "claude-haiku-4-5", 14, SCOUT_TASK),
-        (f"omp:{R}/Scout", 2, "c41d7e0a9b3f2865", "Scout", "subagent", R, 1, CWD, "2026-03-02T09:31:01.000Z",
-         "2026-03-02T09:32:10.000Z", "claude-haiku-4-5", 5, RESUME_TASK),
+        (
+            f"omp:{R}/Scout",
+            1,
+            "c41d7e0a9b3f2865",
+            "Scout",
+            "subagent",
+            R,
+            1,
+            CWD,
+            "2026-03-02T09:15:08.400Z",
+            "2026-03-02T09:23:20.000Z",
+            "claude-haiku-4-5",
+            14,
+            SCOUT_TASK,
+        ),
+        (
+            f"omp:{R}/Scout",
+            2,
+            "c41d7e0a9b3f2865",
+            "Scout",
+            "subagent",
+            R,
+            1,
+            CWD,
+            "2026-03-02T09:31:01.000Z",
+            "2026-03-02T09:32:10.000Z",
+            "claude-haiku-4-5",
+            5,
+            RESUME_TASK,
+        ),
     ],
-    SCOUT2: [(f"omp:{R}/Scout-2", 1, "5e92b3d7a0c14f68", "Scout-2", "subagent", R, 1, CWD,
-              "2026-03-02T09:15:08.450Z", "2026-03-02T09:15:50.000Z", "claude-haiku-4-5", 10,
-              "Read local://ctx.md, then list the tests that cover token refresh.")],
-    DEEP: [(f"omp:{R}/Scout.Deep", 1, "a07f4c19e2d86b35", "Scout.Deep", "subagent", f"{R}/Scout", 2, CWD,
-            "2026-03-02T09:15:30.300Z", "2026-03-02T09:15:55.000Z", "claude-haiku-4-5", 8,
-            "Trace where refresh tokens are persisted.")],
-    PATCHER: [(f"omp:{R}/Patcher", 1, "f3b6280d9e1a7c54", "Patcher", "subagent", R, 1,
-               "/tmp/omp-task-Patcher/harbor", "2026-03-02T09:32:21.000Z", "2026-03-02T09:33:50.000Z",
-               "gpt-5.1-codex", 12, PATCH_TASK)],
-    LEGACY: [(f"omp:{L}", None, L, None, "main", None, None, CWD, "2026-01-20T15:40:00.000Z",
-              "2026-01-20T15:41:50.000Z", "claude-sonnet-4-5", 8, "Review my auth diff and lint it.")],
-    CHECKER: [(f"omp:{L}/Checker", 1, "6d1e9f04b7a3c825", "Checker", "subagent", L, 1, CWD,
-               "2026-01-20T15:40:06.000Z", "2026-01-20T15:41:28.000Z", "claude-haiku-4-5", 7,
-               "Review the diff in src/auth for token handling bugs.")],
+    SCOUT2: [
+        (
+            f"omp:{R}/Scout-2",
+            1,
+            "5e92b3d7a0c14f68",
+            "Scout-2",
+            "subagent",
+            R,
+            1,
+            CWD,
+            "2026-03-02T09:15:08.450Z",
+            "2026-03-02T09:15:50.000Z",
+            "claude-haiku-4-5",
+            10,
+            "Read local://ctx.md, then list the tests that cover token refresh.",
+        )
+    ],
+    DEEP: [
+        (
+            f"omp:{R}/Scout.Deep",
+            1,
+            "a07f4c19e2d86b35",
+            "Scout.Deep",
+            "subagent",
+            f"{R}/Scout",
+            2,
+            CWD,
+            "2026-03-02T09:15:30.300Z",
+            "2026-03-02T09:15:55.000Z",
+            "claude-haiku-4-5",
+            8,
+            "Trace where refresh tokens are persisted.",
+        )
+    ],
+    PATCHER: [
+        (
+            f"omp:{R}/Patcher",
+            1,
+            "f3b6280d9e1a7c54",
+            "Patcher",
+            "subagent",
+            R,
+            1,
+            "/tmp/omp-task-Patcher/harbor",
+            "2026-03-02T09:32:21.000Z",
+            "2026-03-02T09:33:50.000Z",
+            "gpt-5.1-codex",
+            12,
+            PATCH_TASK,
+        )
+    ],
+    LEGACY: [
+        (
+            f"omp:{L}",
+            None,
+            L,
+            None,
+            "main",
+            None,
+            None,
+            CWD,
+            "2026-01-20T15:40:00.000Z",
+            "2026-01-20T15:41:50.000Z",
+            "claude-sonnet-4-5",
+            8,
+            "Review my auth diff and lint it.",
+        )
+    ],
+    CHECKER: [
+        (
+            f"omp:{L}/Checker",
+            1,
+            "6d1e9f04b7a3c825",
+            "Checker",
+            "subagent",
+            L,
+            1,
+            CWD,
+            "2026-01-20T15:40:06.000Z",
+            "2026-01-20T15:41:28.000Z",
+            "claude-haiku-4-5",
+            7,
+            "Review the diff in src/auth for token handling bugs.",
+        )
+    ],
     # its main session file is gone: the root id comes from the folder name
-    DRIFTER: [(f"omp:{GONE}/Drifter", 1, "b85a2e7c0f3d9164", "Drifter", "subagent", GONE, 1, CWD,
-               "2026-02-27T16:41:00.000Z", "2026-02-27T16:41:10.000Z", "claude-haiku-4-5", 8,
-               "Summarise README.md.")],
+    DRIFTER: [
+        (
+            f"omp:{GONE}/Drifter",
+            1,
+            "b85a2e7c0f3d9164",
+            "Drifter",
+            "subagent",
+            GONE,
+            1,
+            CWD,
+            "2026-02-27T16:41:00.000Z",
+            "2026-02-27T16:41:10.000Z",
+            "claude-haiku-4-5",
+            8,
+            "Summarise README.md.",
+        )
+    ],
 }
 EXPECTED_KINDS = {
     MAIN: {"other": 1, "read": 4, "shell": 1, "spawn": 3, "write": 1},  # other: the resume
@@ -94,8 +225,14 @@ EXPECTED_EVENTS = {
         (f"{AG}/Scout-2", "read", "read", "verified", ts("2026-03-02T09:16:25.350Z"), "call_R5_read"),
         (f"{AG}/Scout", "read", "read", "verified", ts("2026-03-02T09:32:15.300Z"), "call_R7_read"),
         (f"{AG}/Scout.Deep", "read", "read", "verified", ts("2026-03-02T09:32:15.350Z"), "call_R8_read"),
-        (f"{AG}/Patcher.patch", "read", "merge isolated patch", "verified", ts("2026-03-02T09:34:00.000Z"),
-         "call_R9_patch"),
+        (
+            f"{AG}/Patcher.patch",
+            "read",
+            "merge isolated patch",
+            "verified",
+            ts("2026-03-02T09:34:00.000Z"),
+            "call_R9_patch",
+        ),
     ],
     SCOUT: [
         (f"{SRC}/session.ts", "read", "read", "verified", ts("2026-03-02T09:15:12.200Z"), "call_S1_read"),
@@ -112,13 +249,24 @@ EXPECTED_EVENTS = {
     ],
     DEEP: [(f"{AG}/Scout.Deep", "write", "task output", "verified", ts("2026-03-02T09:15:55.000Z"), "call_D2_yield")],
     PATCHER: [
-        ("/tmp/omp-task-Patcher/harbor/src/auth/session.ts", "read", "read", "verified",
-         ts("2026-03-02T09:32:30.200Z"), "call_P1_read"),
-        ("/tmp/omp-task-Patcher/harbor/src/auth/session.ts", "write", "edit", "verified",
-         ts("2026-03-02T09:32:58.300Z"), "call_P2_edit"),
+        (
+            "/tmp/omp-task-Patcher/harbor/src/auth/session.ts",
+            "read",
+            "read",
+            "verified",
+            ts("2026-03-02T09:32:30.200Z"),
+            "call_P1_read",
+        ),
+        (
+            "/tmp/omp-task-Patcher/harbor/src/auth/session.ts",
+            "write",
+            "edit",
+            "verified",
+            ts("2026-03-02T09:32:58.300Z"),
+            "call_P2_edit",
+        ),
         (f"{AG}/Patcher", "write", "task output", "verified", ts("2026-03-02T09:33:50.000Z"), "call_P4_yield"),
-        (f"{AG}/Patcher.patch", "write", "isolated patch", "verified", ts("2026-03-02T09:33:50.000Z"),
-         "call_P4_yield"),
+        (f"{AG}/Patcher.patch", "write", "isolated patch", "verified", ts("2026-03-02T09:33:50.000Z"), "call_P4_yield"),
     ],
     LEGACY: [(f"agent://{L}/Checker", "read", "read", "verified", ts("2026-01-20T15:41:40.200Z"), "call_L2_read")],
     CHECKER: [
@@ -128,8 +276,14 @@ EXPECTED_EVENTS = {
     ],
     DRIFTER: [
         (f"{CWD}/README.md", "read", "read", "verified", ts("2026-02-27T16:41:05.100Z"), "call_X1_read"),
-        (f"agent://{GONE}/Drifter", "write", "task output", "verified", ts("2026-02-27T16:41:10.000Z"),
-         "call_X2_yield"),
+        (
+            f"agent://{GONE}/Drifter",
+            "write",
+            "task output",
+            "verified",
+            ts("2026-02-27T16:41:10.000Z"),
+            "call_X2_yield",
+        ),
     ],
 }
 # (file, attempt) -> usage rows, sums of TOKENS (cacheWrite in the 5m bucket, reasoningTokens kept)
@@ -149,15 +303,35 @@ EXPECTED_TOKENS = {
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_sample_session_rows(path):
     frames = omp.parse(str(path))
-    got = frames.sessions.sort("attempt").select(
-        "session_id", "attempt", "native_id", "agent_id", "session_kind", "parent_native_id", "spawn_depth", "cwd",
-        "started_at", "ended_at", "model", "n_records", "first_prompt_hash").rows()
+    got = (
+        frames.sessions.sort("attempt")
+        .select(
+            "session_id",
+            "attempt",
+            "native_id",
+            "agent_id",
+            "session_kind",
+            "parent_native_id",
+            "spawn_depth",
+            "cwd",
+            "started_at",
+            "ended_at",
+            "model",
+            "n_records",
+            "first_prompt_hash",
+        )
+        .rows()
+    )
     want = [(*row[:8], ts(row[8]), ts(row[9]), row[10], row[11], sha(row[12])) for row in EXPECTED_SESSIONS[path]]
     assert got == want
     for s in frames.sessions.iter_rows(named=True):
         child = s["agent_id"] is not None
         assert (s["harness"], s["layout"], s["forked_from_id"], s["source_path"]) == (
-            "omp", "nested" if child else "main", None, str(path))
+            "omp",
+            "nested" if child else "main",
+            None,
+            str(path),
+        )
         assert s["root_native_id"] == (s["session_id"].split(":")[1].split("/")[0] if child else None)
 
 
@@ -170,7 +344,8 @@ def test_sample_calls_events_tokens(path):
         part = frames.usage.filter(pl.col("attempt").eq_missing(attempt))
         assert (part.height, tuple(part.select(TOKENS).sum().row(0))) == EXPECTED_TOKENS[(path, attempt)]
     assert sorted(frames.usage["attempt"].unique().to_list(), key=str) == sorted(
-        {a for p, a in EXPECTED_TOKENS if p == path}, key=str)
+        {a for p, a in EXPECTED_TOKENS if p == path}, key=str
+    )
     assert frames.diagnostics.height == 0
     for name, df in frames.tables().items():
         assert df.schema == SCHEMAS[name], name
@@ -179,22 +354,56 @@ def test_sample_calls_events_tokens(path):
 def test_task_calls_of_the_main_session():
     frames = omp.parse(str(MAIN))
     spawns = frames.calls.filter(pl.col("tool") == "task").sort("started_at", "call_id")
-    assert spawns.select("call_id", "kind", "subagent_type", "description", "result_agent_id", "started_at",
-                         "ended_at", "is_error").rows() == [
+    assert spawns.select(
+        "call_id", "kind", "subagent_type", "description", "result_agent_id", "started_at", "ended_at", "is_error"
+    ).rows() == [
         # both asked for id "Scout": the tool allocated Scout and Scout-2; each ends when its async
         # result arrives, not when the call returned (09:15:08.3)
-        ("call_R2_scout", "spawn", "scout", "map auth", "Scout", ts("2026-03-02T09:15:08.000Z"),
-         ts("2026-03-02T09:16:21.000Z"), False),
-        ("call_R3_scout", "spawn", "scout", "map auth tests", "Scout-2", ts("2026-03-02T09:15:08.000Z"),
-         ts("2026-03-02T09:15:51.000Z"), False),
-        ("call_R6_resume", "other", None, "check race", "Scout", ts("2026-03-02T09:31:00.000Z"),
-         ts("2026-03-02T09:32:11.000Z"), False),
-        ("call_R9_patch", "spawn", "worker", "apply fix", "Patcher", ts("2026-03-02T09:32:20.000Z"),
-         ts("2026-03-02T09:34:00.000Z"), False),
+        (
+            "call_R2_scout",
+            "spawn",
+            "scout",
+            "map auth",
+            "Scout",
+            ts("2026-03-02T09:15:08.000Z"),
+            ts("2026-03-02T09:16:21.000Z"),
+            False,
+        ),
+        (
+            "call_R3_scout",
+            "spawn",
+            "scout",
+            "map auth tests",
+            "Scout-2",
+            ts("2026-03-02T09:15:08.000Z"),
+            ts("2026-03-02T09:15:51.000Z"),
+            False,
+        ),
+        (
+            "call_R6_resume",
+            "other",
+            None,
+            "check race",
+            "Scout",
+            ts("2026-03-02T09:31:00.000Z"),
+            ts("2026-03-02T09:32:11.000Z"),
+            False,
+        ),
+        (
+            "call_R9_patch",
+            "spawn",
+            "worker",
+            "apply fix",
+            "Patcher",
+            ts("2026-03-02T09:32:20.000Z"),
+            ts("2026-03-02T09:34:00.000Z"),
+            False,
+        ),
     ]
     # The assignment a call passed is the child's session_init task: same hash, no text.
-    children = {p: omp.parse(str(p)).sessions.sort("attempt")["first_prompt_hash"].to_list()
-                for p in (SCOUT, SCOUT2, PATCHER)}
+    children = {
+        p: omp.parse(str(p)).sessions.sort("attempt")["first_prompt_hash"].to_list() for p in (SCOUT, SCOUT2, PATCHER)
+    }
     hashes = dict(spawns.select("call_id", "prompt_hash").iter_rows())
     assert hashes["call_R2_scout"] == children[SCOUT][0] == sha(SCOUT_TASK)
     assert hashes["call_R6_resume"] == children[SCOUT][1] == sha(RESUME_TASK)
@@ -207,24 +416,42 @@ def test_task_calls_of_the_main_session():
 def test_nested_and_batch_task_calls():
     deep = call(omp.parse(str(SCOUT)), "call_S3_deep")  # settled synchronously inside the subagent
     assert (deep["kind"], deep["result_agent_id"], deep["ended_at"]) == (
-        "spawn", "Scout.Deep", ts("2026-03-02T09:15:56.000Z"))
+        "spawn",
+        "Scout.Deep",
+        ts("2026-03-02T09:15:56.000Z"),
+    )
     legacy = omp.parse(str(LEGACY)).calls.filter(pl.col("tool") == "task")
     cols = ("call_id", "result_agent_id", "subagent_type", "description", "is_error", "ended_at")
     assert legacy.select(cols).rows() == [
         ("call_L1_batch#1", "Checker", "reviewer", "review", False, ts("2026-01-20T15:41:30.000Z")),
         ("call_L1_batch#2", "Linter", "reviewer", "lint", True, ts("2026-01-20T15:41:30.000Z")),  # exitCode 1
     ]
-    assert legacy["prompt_hash"].to_list() == [sha("Review the diff in src/auth for token handling bugs."),
-                                               sha("Run the linters on src/auth and report.")]
+    assert legacy["prompt_hash"].to_list() == [
+        sha("Review the diff in src/auth for token handling bugs."),
+        sha("Run the linters on src/auth and report."),
+    ]
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_no_prompt_or_output_text_in_frames(path):
     frames = omp.parse(str(path))
     values = " ".join(str(v) for df in frames.tables().values() for col in df.columns for v in df[col].to_list())
-    for secret in ("Map the auth", "Read local://", "Spawned agent", "refresh tokens", "Result submitted",
-                   "per-session lock", "Refresh tokens", "logout can", "Fix token refresh", "You are a subagent",
-                   "Repo: harbor", "linter crashed", "Trace where", "session_exit"):
+    for secret in (
+        "Map the auth",
+        "Read local://",
+        "Spawned agent",
+        "refresh tokens",
+        "Result submitted",
+        "per-session lock",
+        "Refresh tokens",
+        "logout can",
+        "Fix token refresh",
+        "You are a subagent",
+        "Repo: harbor",
+        "linter crashed",
+        "Trace where",
+        "session_exit",
+    ):
         assert secret not in values
 
 
@@ -247,21 +474,48 @@ def test_detect_matrix():
 
 
 def _header(sid: str = "0123456789abcdef", **extra) -> str:
-    return json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-01T10:00:00.000Z",
-                       "cwd": "/w", **extra})
+    return json.dumps(
+        {"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w", **extra}
+    )
 
 
 def test_detect_signals(tmp_path):
-    plain = _header() + "\n" + json.dumps({"type": "thinking_level_change", "id": "a", "parentId": None,
-                                           "timestamp": "2026-03-01T10:00:01.000Z", "thinkingLevel": "low"}) + "\n"
+    plain = (
+        _header()
+        + "\n"
+        + json.dumps(
+            {
+                "type": "thinking_level_change",
+                "id": "a",
+                "parentId": None,
+                "timestamp": "2026-03-01T10:00:01.000Z",
+                "thinkingLevel": "low",
+            }
+        )
+        + "\n"
+    )
     path = tmp_path / "s.jsonl"
     assert not omp.detect(str(path), plain.encode()) and pi.detect(str(path), plain.encode())
     for extra in (
         json.dumps({"type": "session_init", "id": "b", "parentId": "a", "timestamp": "2026-03-01T10:00:02.000Z"}),
-        json.dumps({"type": "model_change", "id": "b", "parentId": "a", "timestamp": "2026-03-01T10:00:02.000Z",
-                    "model": "anthropic/claude-sonnet-4-5"}),
-        json.dumps({"type": "message", "id": "b", "parentId": "a", "timestamp": "2026-03-01T10:00:02.000Z",
-                    "message": {"role": "developer", "content": "x"}}),
+        json.dumps(
+            {
+                "type": "model_change",
+                "id": "b",
+                "parentId": "a",
+                "timestamp": "2026-03-01T10:00:02.000Z",
+                "model": "anthropic/claude-sonnet-4-5",
+            }
+        ),
+        json.dumps(
+            {
+                "type": "message",
+                "id": "b",
+                "parentId": "a",
+                "timestamp": "2026-03-01T10:00:02.000Z",
+                "message": {"role": "developer", "content": "x"},
+            }
+        ),
     ):
         text = (plain + extra + "\n").encode()
         assert omp.detect(str(path), text) and not pi.detect(str(path), text)
@@ -282,8 +536,13 @@ T0 = "2026-03-01T10:00:00.000Z"
 
 
 def _entry(kind: str, n: int, **fields) -> dict:
-    return {"type": kind, "id": f"e{n:07d}", "parentId": f"e{n - 1:07d}" if n else None,
-            "timestamp": f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z", **fields}
+    return {
+        "type": kind,
+        "id": f"e{n:07d}",
+        "parentId": f"e{n - 1:07d}" if n else None,
+        "timestamp": f"2026-03-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
+        **fields,
+    }
 
 
 def _msg(n: int, **message) -> dict:
@@ -291,13 +550,24 @@ def _msg(n: int, **message) -> dict:
 
 
 def _tool_call(n: int, *calls: tuple[str, str, dict]) -> dict:
-    return _msg(n, role="assistant", content=[{"type": "toolCall", "id": i, "name": name, "arguments": args}
-                                              for i, name, args in calls], model="m1")
+    return _msg(
+        n,
+        role="assistant",
+        content=[{"type": "toolCall", "id": i, "name": name, "arguments": args} for i, name, args in calls],
+        model="m1",
+    )
 
 
 def _result(n: int, call_id: str, name: str, text: str = "ok", error: bool = False, details: dict | None = None):
-    return _msg(n, role="toolResult", toolCallId=call_id, toolName=name, content=[{"type": "text", "text": text}],
-                isError=error, **({"details": details} if details else {}))
+    return _msg(
+        n,
+        role="toolResult",
+        toolCallId=call_id,
+        toolName=name,
+        content=[{"type": "text", "text": text}],
+        isError=error,
+        **({"details": details} if details else {}),
+    )
 
 
 def _write(path: Path, header: str, entries: list[dict]) -> Path:
@@ -307,81 +577,140 @@ def _write(path: Path, header: str, entries: list[dict]) -> Path:
 
 
 def test_internal_urls_become_canonical_paths(tmp_path):
-    main = _write(tmp_path / "2026-03-01T10-00-00-000Z_rootid.jsonl", _header("rootid", title="t"), [
-        _tool_call(1, ("r1", "read", {"path": "agent://Alpha/Beta/items/0"}),  # nested Alpha.Beta, then JSON path
-                   ("r2", "read", {"path": "agent://Alpha?q=.summary"}),
-                   ("r3", "fetch", {"url": "agent://Alpha:1-20"}),
-                   ("r4", "read", {"path": "local://notes/../plan.md:raw"}),
-                   ("r5", "read", {"path": "local://../../etc/passwd"}),  # the root is a jail
-                   ("r6", "read", {"path": "history://Alpha"}),
-                   ("r7", "write", {"path": "agent://Alpha", "content": "hi"}),  # a message, not a file
-                   ("r8", "edit", {"path": "local://plan.md", "oldText": "a", "newText": "b"}),
-                   ("r9", "fetch", {"url": "https://example.com"}),
-                   ("r10", "read", {"path": "agent://"})),
-        *[_result(2, f"r{i}", "read") for i in range(1, 11)],
-    ])
+    main = _write(
+        tmp_path / "2026-03-01T10-00-00-000Z_rootid.jsonl",
+        _header("rootid", title="t"),
+        [
+            _tool_call(
+                1,
+                ("r1", "read", {"path": "agent://Alpha/Beta/items/0"}),  # nested Alpha.Beta, then JSON path
+                ("r2", "read", {"path": "agent://Alpha?q=.summary"}),
+                ("r3", "fetch", {"url": "agent://Alpha:1-20"}),
+                ("r4", "read", {"path": "local://notes/../plan.md:raw"}),
+                ("r5", "read", {"path": "local://../../etc/passwd"}),  # the root is a jail
+                ("r6", "read", {"path": "history://Alpha"}),
+                ("r7", "write", {"path": "agent://Alpha", "content": "hi"}),  # a message, not a file
+                ("r8", "edit", {"path": "local://plan.md", "oldText": "a", "newText": "b"}),
+                ("r9", "fetch", {"url": "https://example.com"}),
+                ("r10", "read", {"path": "agent://"}),
+            ),
+            *[_result(2, f"r{i}", "read") for i in range(1, 11)],
+        ],
+    )
     frames = omp.parse(str(main))
     paths = dict(frames.calls.select("call_id", "paths").iter_rows())
     assert paths == {
-        "r1": ["agent://rootid/Alpha.Beta"], "r2": ["agent://rootid/Alpha"], "r3": ["agent://rootid/Alpha"],
-        "r4": ["local://rootid/plan.md"], "r5": ["local://rootid/etc/passwd"], "r6": [], "r7": [],
-        "r8": ["local://rootid/plan.md"], "r9": [], "r10": [],
+        "r1": ["agent://rootid/Alpha.Beta"],
+        "r2": ["agent://rootid/Alpha"],
+        "r3": ["agent://rootid/Alpha"],
+        "r4": ["local://rootid/plan.md"],
+        "r5": ["local://rootid/etc/passwd"],
+        "r6": [],
+        "r7": [],
+        "r8": ["local://rootid/plan.md"],
+        "r9": [],
+        "r10": [],
     }
     assert dict(frames.calls.select("call_id", "kind").iter_rows())["r9"] == "other"  # a web fetch
     assert frames.file_events.select("call_id", "op").rows() == [
-        ("r1", "read"), ("r2", "read"), ("r3", "read"), ("r4", "read"), ("r5", "read"), ("r8", "write")]
+        ("r1", "read"),
+        ("r2", "read"),
+        ("r3", "read"),
+        ("r4", "read"),
+        ("r5", "read"),
+        ("r8", "write"),
+    ]
 
 
 def test_async_results_as_custom_messages_and_isolated_merge(tmp_path):
     """The delivery may be a `message` of role custom; an isolated async run's merge is heuristic."""
-    spawned = {"results": [], "progress": [{"index": 0, "id": "Worker", "status": "running"}],
-               "async": {"state": "running", "jobId": "Worker", "type": "task"}}
-    main = _write(tmp_path / "2026-03-01T10-00-00-000Z_rootid.jsonl", _header("rootid", title="t"), [
-        _tool_call(1, ("t1", "task", {"agent": "task", "id": "Worker", "isolated": True, "assignment": "do it"})),
-        _result(2, "t1", "task", "Spawned agent `Worker` (job `Worker`).", details=spawned),
-        _tool_call(3, ("t2", "task", {"agent": "task", "assignment": "other"})),  # no id: text names it
-        _result(4, "t2", "task", "Spawned agent `SwiftFalcon` (job `SwiftFalcon`).",
-                details={"async": {"state": "running", "jobId": "SwiftFalcon", "type": "task"}}),
-        _msg(5, role="custom", customType="async-result", content="done", display=True,
-             details={"jobs": [{"jobId": "Worker", "type": "task", "status": "completed", "agentId": "Worker"}]}),
-        _entry("custom_message", 6, customType="async-result", content="failed",
-               details={"jobs": [{"jobId": "SwiftFalcon", "type": "task", "status": "failed",
-                                  "agentId": "SwiftFalcon"}, {"jobId": "bash-1", "type": "bash"}]}),
-    ])
+    spawned = {
+        "results": [],
+        "progress": [{"index": 0, "id": "Worker", "status": "running"}],
+        "async": {"state": "running", "jobId": "Worker", "type": "task"},
+    }
+    main = _write(
+        tmp_path / "2026-03-01T10-00-00-000Z_rootid.jsonl",
+        _header("rootid", title="t"),
+        [
+            _tool_call(1, ("t1", "task", {"agent": "task", "id": "Worker", "isolated": True, "assignment": "do it"})),
+            _result(2, "t1", "task", "Spawned agent `Worker` (job `Worker`).", details=spawned),
+            _tool_call(3, ("t2", "task", {"agent": "task", "assignment": "other"})),  # no id: text names it
+            _result(
+                4,
+                "t2",
+                "task",
+                "Spawned agent `SwiftFalcon` (job `SwiftFalcon`).",
+                details={"async": {"state": "running", "jobId": "SwiftFalcon", "type": "task"}},
+            ),
+            _msg(
+                5,
+                role="custom",
+                customType="async-result",
+                content="done",
+                display=True,
+                details={"jobs": [{"jobId": "Worker", "type": "task", "status": "completed", "agentId": "Worker"}]},
+            ),
+            _entry(
+                "custom_message",
+                6,
+                customType="async-result",
+                content="failed",
+                details={
+                    "jobs": [
+                        {"jobId": "SwiftFalcon", "type": "task", "status": "failed", "agentId": "SwiftFalcon"},
+                        {"jobId": "bash-1", "type": "bash"},
+                    ]
+                },
+            ),
+        ],
+    )
     frames = omp.parse(str(main))
     assert frames.calls.select("call_id", "result_agent_id", "ended_at", "is_error").rows() == [
         ("t1", "Worker", ts("2026-03-01T10:00:05.000Z"), False),
         ("t2", "SwiftFalcon", ts("2026-03-01T10:00:06.000Z"), True),
     ]
     assert frames.file_events.select("path", "op", "tier", "call_id").rows() == [
-        ("agent://rootid/Worker.patch", "read", "heuristic", "t1")]
+        ("agent://rootid/Worker.patch", "read", "heuristic", "t1")
+    ]
     assert frames.diagnostics.height == 0
 
 
 def test_attempts_split_only_after_the_agent_settled(tmp_path):
     folder = tmp_path / "2026-03-01T10-00-00-000Z_rootid"
-    child = _write(folder / "Helper.jsonl", _header("childid"), [
-        _entry("session_init", 1, task="first job"),
-        _msg(2, role="user", content="first job"),
-        _msg(3, role="assistant", content=[{"type": "text", "text": "thinking"}], model="m1",
-             usage={"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0}),
-        _msg(4, role="user", content="Reminder: call yield."),  # not settled yet: same attempt
-        _tool_call(5, ("y1", "yield", {"result": 1})),
-        _result(6, "y1", "yield", "Result submitted."),
-        _msg(7, role="user", content="second job"),  # after a yield: attempt 2 (no park record needed)
-        _tool_call(8, ("y2", "yield", {"result": 2})),
-        _result(9, "y2", "yield", "boom", error=True),  # a failed yield settles nothing
-        _msg(10, role="user", content="still second job"),
-        _tool_call(11, ("y3", "yield", {"result": 3})),
-        _result(12, "y3", "yield"),
-    ])
+    child = _write(
+        folder / "Helper.jsonl",
+        _header("childid"),
+        [
+            _entry("session_init", 1, task="first job"),
+            _msg(2, role="user", content="first job"),
+            _msg(
+                3,
+                role="assistant",
+                content=[{"type": "text", "text": "thinking"}],
+                model="m1",
+                usage={"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0},
+            ),
+            _msg(4, role="user", content="Reminder: call yield."),  # not settled yet: same attempt
+            _tool_call(5, ("y1", "yield", {"result": 1})),
+            _result(6, "y1", "yield", "Result submitted."),
+            _msg(7, role="user", content="second job"),  # after a yield: attempt 2 (no park record needed)
+            _tool_call(8, ("y2", "yield", {"result": 2})),
+            _result(9, "y2", "yield", "boom", error=True),  # a failed yield settles nothing
+            _msg(10, role="user", content="still second job"),
+            _tool_call(11, ("y3", "yield", {"result": 3})),
+            _result(12, "y3", "yield"),
+        ],
+    )
     frames = omp.parse(str(child))
     assert frames.sessions.select("session_id", "attempt", "n_records", "first_prompt_hash").rows() == [
         ("omp:rootid/Helper", 1, 7, sha("first job")),
         ("omp:rootid/Helper", 2, 6, sha("second job")),
     ]
     assert frames.file_events.select("path", "call_id").rows() == [
-        ("agent://rootid/Helper", "y1"), ("agent://rootid/Helper", "y3")]
+        ("agent://rootid/Helper", "y1"),
+        ("agent://rootid/Helper", "y3"),
+    ]
     assert frames.usage.select("attempt", "message_id").rows() == [(1, "e0000003")]
 
 
@@ -391,19 +720,32 @@ def test_sibling_header_names_the_root_and_advisors_are_not_spawns(tmp_path):
     nested = _write(tmp_path / "renamed-session" / "A.B.C.jsonl", _header("nestid"), [])
     assert omp.parse(str(main)).sessions["session_id"].to_list() == ["omp:realroot"]
     s = omp.parse(str(advisor)).sessions.row(0, named=True)
-    assert (s["session_id"], s["session_kind"], s["parent_native_id"]) == ("omp:realroot/__advisor", "review",
-                                                                          "realroot")
+    assert (s["session_id"], s["session_kind"], s["parent_native_id"]) == (
+        "omp:realroot/__advisor",
+        "review",
+        "realroot",
+    )
     s = omp.parse(str(nested)).sessions.row(0, named=True)
     assert (s["session_id"], s["agent_id"], s["parent_native_id"], s["spawn_depth"]) == (
-        "omp:realroot/A.B.C", "A.B.C", "realroot/A.B", 3)
+        "omp:realroot/A.B.C",
+        "A.B.C",
+        "realroot/A.B",
+        3,
+    )
 
 
 def test_a_forked_main_session(tmp_path):
     by_id = _write(tmp_path / "a.jsonl", _header("forkid", parentSession="opaque-parent-id", title="t"), [])
-    by_path = _write(tmp_path / "b.jsonl", _header(
-        "forkid2", title="t", parentSession="/home/u/.omp/agent/sessions/-w/2026-02-01T00-00-00-000Z_abc123.jsonl"),
-        [_entry("message", 1, message={"role": "user", "content": "copied"}) | {"timestamp": "2026-02-01T00:00:01Z"},
-         _msg(2, role="user", content="mine")])
+    by_path = _write(
+        tmp_path / "b.jsonl",
+        _header(
+            "forkid2", title="t", parentSession="/home/u/.omp/agent/sessions/-w/2026-02-01T00-00-00-000Z_abc123.jsonl"
+        ),
+        [
+            _entry("message", 1, message={"role": "user", "content": "copied"}) | {"timestamp": "2026-02-01T00:00:01Z"},
+            _msg(2, role="user", content="mine"),
+        ],
+    )
     assert omp.parse(str(by_id)).sessions["forked_from_id"].to_list() == ["opaque-parent-id"]
     frames = omp.parse(str(by_path))
     s = frames.sessions.row(0, named=True)
@@ -437,12 +779,19 @@ def test_broken_subagent_transcript(tmp_path):
     frames = omp.parse(str(path))
     n = len(lines)
     assert frames.diagnostics.select("line", "code").rows() == [
-        (5, "unknown_record_type"), (7, "invalid_json"), (10, "unknown_record_type"), (j + 1, "wrong_type"),
-        (k + 1, "bad_timestamp"), (n + 1, "truncated_line")]
+        (5, "unknown_record_type"),
+        (7, "invalid_json"),
+        (10, "unknown_record_type"),
+        (j + 1, "wrong_type"),
+        (k + 1, "bad_timestamp"),
+        (n + 1, "truncated_line"),
+    ]
     assert set(frames.diagnostics["code"]) <= set(DIAGNOSTIC_CODES)
     # the yield result is still placed (by its epoch-ms message stamp) and still ends attempt 1
     assert frames.sessions.select("attempt", "n_records").rows() == [(1, 13), (2, 5)]
     deep = call(frames, "call_S3_deep")
     assert (deep["result_agent_id"], deep["ended_at"]) == (None, ts("2026-03-02T09:15:56.000Z"))
     assert frames.file_events.filter(pl.col("op") == "write")["ts"].to_list() == [
-        ts("2026-03-02T09:16:20.000Z"), ts("2026-03-02T09:32:10.000Z")]
+        ts("2026-03-02T09:16:20.000Z"),
+        ts("2026-03-02T09:32:10.000Z"),
+    ]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest import opencode
-from ingest.discover import classify
-from ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
-from ingest.jsonl import text_hash
+from sessiongraph.ingest import opencode
+from sessiongraph.ingest.discover import classify
+from sessiongraph.ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
+from sessiongraph.ingest.jsonl import text_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs" / "opencode"
@@ -78,8 +78,12 @@ def test_detect_claims_session_files_and_the_database_only(tmp_path):
     con.close()
     assert not opencode.detect(str(other_db), _head(other_db))
     samples = ROOT / "sample_logs"
-    for path in (samples / "prickle/tasks.json", next((samples / "ocp").glob("*.json")),
-                 next((samples / "codex/sessions").rglob("*.jsonl")), next((samples / "gemini-cli/tmp").rglob("*.json"))):
+    for path in (
+        samples / "prickle/tasks.json",
+        next((samples / "ocp").glob("*.json")),
+        next((samples / "codex/sessions").rglob("*.jsonl")),
+        next((samples / "gemini-cli/tmp").rglob("*.json")),
+    ):
         assert not opencode.detect(str(path), _head(path)), path
     assert not opencode.detect(str(tmp_path / "nothing.db"), b"SQLite format 3\x00")  # cannot be opened
 
@@ -91,42 +95,116 @@ def test_parent_session_frames_exactly():
     f = opencode.parse(str(session_file(PARENT)))
     _schema_ok(f)
     [s] = f.sessions.rows(named=True)
-    assert {k: s[k] for k in ("session_id", "native_id", "session_kind", "layout", "harness_version", "cwd",
-                              "started_at", "ended_at", "model", "parent_native_id", "agent_type", "n_records")} == {
-        "session_id": f"opencode:{PARENT}", "native_id": PARENT, "session_kind": "main", "layout": "storage",
-        "harness_version": "1.0.134", "cwd": HARBOR, "started_at": at("2025-11-18", "10:00:00"),
-        "ended_at": at("2025-11-18", "10:02:30"), "model": "claude-sonnet-4-5", "parent_native_id": None,
-        "agent_type": None, "n_records": 5,
+    assert {
+        k: s[k]
+        for k in (
+            "session_id",
+            "native_id",
+            "session_kind",
+            "layout",
+            "harness_version",
+            "cwd",
+            "started_at",
+            "ended_at",
+            "model",
+            "parent_native_id",
+            "agent_type",
+            "n_records",
+        )
+    } == {
+        "session_id": f"opencode:{PARENT}",
+        "native_id": PARENT,
+        "session_kind": "main",
+        "layout": "storage",
+        "harness_version": "1.0.134",
+        "cwd": HARBOR,
+        "started_at": at("2025-11-18", "10:00:00"),
+        "ended_at": at("2025-11-18", "10:02:30"),
+        "model": "claude-sonnet-4-5",
+        "parent_native_id": None,
+        "agent_type": None,
+        "n_records": 5,
     }
     assert s["first_prompt_hash"] == text_hash(
-        "Add retries with backoff to harbor/sync.py. Have a subagent survey the existing retry helpers first.")
-    assert f.calls.select("call_id", "tool", "kind", "paths", "is_error", "exit_code", "result_agent_id",
-                          "subagent_type").rows() == [
+        "Add retries with backoff to harbor/sync.py. Have a subagent survey the existing retry helpers first."
+    )
+    assert f.calls.select(
+        "call_id", "tool", "kind", "paths", "is_error", "exit_code", "result_agent_id", "subagent_type"
+    ).rows() == [
         ("toolu_01TaskSurveyHelpers", "task", "spawn", [], False, None, CHILD, "explore"),
         ("toolu_01ReadSurveyNotes", "read", "read", [f"{HARBOR}/docs/retry-survey.md"], False, None, None, None),
         ("toolu_01EditSyncClient", "edit", "edit", [f"{HARBOR}/harbor/sync.py"], False, None, None, None),
         ("toolu_01ReadOldRetry", "read", "read", [f"{HARBOR}/harbor/retry_old.py"], True, None, None, None),
         ("toolu_01BashSyncTests", "bash", "shell", [], False, 0, None, None),
         ("toolu_01TaskBenchBackoff", "task", "spawn", [], False, None, "ses_4a1f0d99dffeNoFile0000000a", "general"),
-        ("toolu_01PatchConfig", "apply_patch", "patch", [f"{HARBOR}/harbor/config.py", f"{HARBOR}/docs/retry.md"],
-         False, None, None, None),
+        (
+            "toolu_01PatchConfig",
+            "apply_patch",
+            "patch",
+            [f"{HARBOR}/harbor/config.py", f"{HARBOR}/docs/retry.md"],
+            False,
+            None,
+            None,
+            None,
+        ),
     ]
     task = f.calls.row(0, named=True)
     assert task["prompt_hash"] == text_hash(
-        "List every retry or backoff helper in harbor/ and write what you find to docs/retry-survey.md")
+        "List every retry or backoff helper in harbor/ and write what you find to docs/retry-survey.md"
+    )
     assert (task["description"], task["started_at"], task["ended_at"]) == (
-        "Survey retry helpers", at("2025-11-18", "10:00:03.100"), at("2025-11-18", "10:00:40.500"))
+        "Survey retry helpers",
+        at("2025-11-18", "10:00:03.100"),
+        at("2025-11-18", "10:00:40.500"),
+    )
     assert f.calls.row(4, named=True)["command"] == "pytest -q tests/test_sync.py"
     assert f.file_events.select("call_id", "path", "op", "how", "tier", "ts").rows() == [
-        ("toolu_01ReadSurveyNotes", f"{HARBOR}/docs/retry-survey.md", "read", "read", "verified", at("2025-11-18", "10:00:43.050")),
-        ("toolu_01EditSyncClient", f"{HARBOR}/harbor/sync.py", "write", "edit", "verified", at("2025-11-18", "10:00:50.200")),
-        ("toolu_01PatchConfig", f"{HARBOR}/harbor/config.py", "write", "apply_patch", "verified", at("2025-11-18", "10:02:00.300")),
-        ("toolu_01PatchConfig", f"{HARBOR}/docs/retry.md", "write", "apply_patch", "verified", at("2025-11-18", "10:02:00.300")),
+        (
+            "toolu_01ReadSurveyNotes",
+            f"{HARBOR}/docs/retry-survey.md",
+            "read",
+            "read",
+            "verified",
+            at("2025-11-18", "10:00:43.050"),
+        ),
+        (
+            "toolu_01EditSyncClient",
+            f"{HARBOR}/harbor/sync.py",
+            "write",
+            "edit",
+            "verified",
+            at("2025-11-18", "10:00:50.200"),
+        ),
+        (
+            "toolu_01PatchConfig",
+            f"{HARBOR}/harbor/config.py",
+            "write",
+            "apply_patch",
+            "verified",
+            at("2025-11-18", "10:02:00.300"),
+        ),
+        (
+            "toolu_01PatchConfig",
+            f"{HARBOR}/docs/retry.md",
+            "write",
+            "apply_patch",
+            "verified",
+            at("2025-11-18", "10:02:00.300"),
+        ),
     ]
-    assert f.usage.select("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-                          "cache_creation_5m_tokens", "cache_creation_1h_tokens", "reasoning_tokens").rows() == [
-        (14, 296, 0, 18432, 18432, 0, 0), (9, 820, 18432, 2210, 2210, 0, 0),
-        (6, 544, 20642, 1380, 1380, 0, 0), (4, 61, 22022, 0, 0, 0, 0),
+    assert f.usage.select(
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "cache_creation_5m_tokens",
+        "cache_creation_1h_tokens",
+        "reasoning_tokens",
+    ).rows() == [
+        (14, 296, 0, 18432, 18432, 0, 0),
+        (9, 820, 18432, 2210, 2210, 0, 0),
+        (6, 544, 20642, 1380, 1380, 0, 0),
+        (4, 61, 22022, 0, 0, 0, 0),
     ]
     # Every row belongs to the session file, so re-ingesting it replaces them all.
     for name in ("sessions", "calls", "file_events", "usage"):
@@ -138,21 +216,36 @@ def test_child_and_orphan_sessions():
     f = opencode.parse(str(session_file(CHILD)))
     [s] = f.sessions.rows(named=True)
     assert (s["session_kind"], s["parent_native_id"], s["agent_type"], s["model"], s["n_records"]) == (
-        "subagent", PARENT, "explore", "claude-haiku-4-5", 3)
+        "subagent",
+        PARENT,
+        "explore",
+        "claude-haiku-4-5",
+        3,
+    )
     assert s["first_prompt_hash"] == text_hash(
-        "List every retry or backoff helper in harbor/ and write what you find to docs/retry-survey.md")
+        "List every retry or backoff helper in harbor/ and write what you find to docs/retry-survey.md"
+    )
     assert f.calls.select("tool", "kind", "paths").rows() == [
-        ("glob", "other", [HARBOR]), ("grep", "other", [f"{HARBOR}/harbor"]),
-        ("read", "read", [f"{HARBOR}/harbor/util/backoff.py"]), ("write", "write", [f"{HARBOR}/docs/retry-survey.md"]),
+        ("glob", "other", [HARBOR]),
+        ("grep", "other", [f"{HARBOR}/harbor"]),
+        ("read", "read", [f"{HARBOR}/harbor/util/backoff.py"]),
+        ("write", "write", [f"{HARBOR}/docs/retry-survey.md"]),
     ]
     assert f.file_events.select("path", "op").rows() == [
-        (f"{HARBOR}/harbor/util/backoff.py", "read"), (f"{HARBOR}/docs/retry-survey.md", "write")]
-    assert [f.usage[c].sum() for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")] == [
-        28, 484, 9100, 9100]
+        (f"{HARBOR}/harbor/util/backoff.py", "read"),
+        (f"{HARBOR}/docs/retry-survey.md", "write"),
+    ]
+    assert [
+        f.usage[c].sum() for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+    ] == [28, 484, 9100, 9100]
     o = opencode.parse(str(session_file(ORPHAN)))
     [s] = o.sessions.rows(named=True)
     assert (s["session_kind"], s["parent_native_id"], s["agent_type"], s["n_records"]) == (
-        "subagent", "ses_49f00000000eGoneParent0001", "general", 2)
+        "subagent",
+        "ses_49f00000000eGoneParent0001",
+        "general",
+        2,
+    )
     assert o.calls.select("tool", "exit_code", "is_error").rows() == [("bash", 1, True)]
     assert f.diagnostics.height == o.diagnostics.height == 0
 
@@ -163,22 +256,77 @@ def test_child_and_orphan_sessions():
 def test_database_frames_exactly():
     f = opencode.parse(str(DB))
     _schema_ok(f)
-    assert f.sessions.select("session_id", "session_kind", "layout", "harness_version", "cwd", "started_at", "ended_at",
-                             "model", "parent_native_id", "agent_type", "n_records").rows() == [
-        (f"opencode:{MAIN}", "main", "sqlite", "1.2.6", KELP, at("2026-02-12", "15:00:00"), at("2026-02-12", "15:04:30"),
-         "gpt-5", None, None, 4),
-        (f"opencode:{SUB}", "subagent", "sqlite", "1.2.6", KELP, at("2026-02-12", "15:00:10.300"),
-         at("2026-02-12", "15:01:34"), "gpt-5-mini", MAIN, "general", 2),
-        (f"opencode:{LATER}", "main", "sqlite", "1.2.6", KELP, at("2026-02-12", "16:30:00"), at("2026-02-12", "16:31:10"),
-         "gpt-5", None, None, 2),
+    assert f.sessions.select(
+        "session_id",
+        "session_kind",
+        "layout",
+        "harness_version",
+        "cwd",
+        "started_at",
+        "ended_at",
+        "model",
+        "parent_native_id",
+        "agent_type",
+        "n_records",
+    ).rows() == [
+        (
+            f"opencode:{MAIN}",
+            "main",
+            "sqlite",
+            "1.2.6",
+            KELP,
+            at("2026-02-12", "15:00:00"),
+            at("2026-02-12", "15:04:30"),
+            "gpt-5",
+            None,
+            None,
+            4,
+        ),
+        (
+            f"opencode:{SUB}",
+            "subagent",
+            "sqlite",
+            "1.2.6",
+            KELP,
+            at("2026-02-12", "15:00:10.300"),
+            at("2026-02-12", "15:01:34"),
+            "gpt-5-mini",
+            MAIN,
+            "general",
+            2,
+        ),
+        (
+            f"opencode:{LATER}",
+            "main",
+            "sqlite",
+            "1.2.6",
+            KELP,
+            at("2026-02-12", "16:30:00"),
+            at("2026-02-12", "16:31:10"),
+            "gpt-5",
+            None,
+            None,
+            2,
+        ),
     ]
     assert f.sessions["first_prompt_hash"][1] == text_hash(
-        "Write docs/MIGRATION.md: what moved where when kelp/parser.py became the kelp/parser package")
-    assert f.calls.select("session_id", "call_id", "kind", "paths", "cwd", "is_error", "exit_code",
-                          "result_agent_id").rows() == [
+        "Write docs/MIGRATION.md: what moved where when kelp/parser.py became the kelp/parser package"
+    )
+    assert f.calls.select(
+        "session_id", "call_id", "kind", "paths", "cwd", "is_error", "exit_code", "result_agent_id"
+    ).rows() == [
         (f"opencode:{MAIN}", "call_Kp1ReadParser", "read", [f"{KELP}/kelp/parser.py"], KELP, False, None, None),
         (f"opencode:{MAIN}", "call_Kp1TaskNotes", "spawn", [], KELP, False, None, SUB),
-        (f"opencode:{MAIN}", "call_Kp1WriteInit", "write", [f"{KELP}/kelp/parser/__init__.py"], KELP, False, None, None),
+        (
+            f"opencode:{MAIN}",
+            "call_Kp1WriteInit",
+            "write",
+            [f"{KELP}/kelp/parser/__init__.py"],
+            KELP,
+            False,
+            None,
+            None,
+        ),
         (f"opencode:{MAIN}", "call_Kp1EditCli", "edit", [f"{KELP}/kelp/cli.py"], KELP, False, None, None),
         (f"opencode:{MAIN}", "call_Kp1BashPytest", "shell", [], KELP, True, 1, None),
         (f"opencode:{MAIN}", "call_Kp1BashStatus", "shell", [], f"{KELP}/kelp", False, 0, None),
@@ -199,8 +347,9 @@ def test_database_frames_exactly():
         ("call_Kp3EditReadme", f"{KELP}/README.md", "write"),
     ]
     # output + reasoning (opencode prices reasoning as its own bucket), reasoning, uncached input
-    assert f.usage.select("session_id", "input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens",
-                          "cache_creation_tokens").rows() == [
+    assert f.usage.select(
+        "session_id", "input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens", "cache_creation_tokens"
+    ).rows() == [
         (f"opencode:{MAIN}", 2100, 640 + 384, 384, 6144, 0),
         (f"opencode:{MAIN}", 1320, 1910 + 512, 512, 8704, 0),
         (f"opencode:{MAIN}", 410, 220, 0, 10752, 0),
@@ -236,8 +385,11 @@ def test_a_migrated_session_is_read_from_the_database_only(tmp_path):
     db = tmp_path / "opencode.db"
     runpy.run_path(str(SAMPLES / "_make_db.py"), run_name="not_main")["build"](db)
     con = sqlite3.connect(db)
-    con.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)"
-                " VALUES (?, 'p', 's', ?, 't', '1.2.6', 0, 0)", (PARENT, HARBOR))
+    con.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)"
+        " VALUES (?, 'p', 's', ?, 't', '1.2.6', 0, 0)",
+        (PARENT, HARBOR),
+    )
     con.commit()
     con.close()
     parent = opencode.parse(str(session_file(PARENT, tmp_path / "storage")))
@@ -273,15 +425,24 @@ def test_broken_objects_in_the_tree(tree):
     f = opencode.parse(str(session_file(PARENT, tree)))
     got = f.diagnostics.select("line", "code", "detail").rows()
     assert [(line, code) for line, code, _ in got] == [
-        (None, "invalid_json"), (None, "not_object"), (None, "wrong_type"), (None, "bad_arguments"),
-        (None, "unknown_record_type")]
+        (None, "invalid_json"),
+        (None, "not_object"),
+        (None, "wrong_type"),
+        (None, "bad_arguments"),
+        (None, "unknown_record_type"),
+    ]
     assert got[0][2].startswith(f"message/{PARENT}/") and got[1][2].startswith("part/")
     assert set(f.diagnostics["source_path"]) == {str(session_file(PARENT, tree))}
     # The rest is still read.
     [s] = f.sessions.rows(named=True)
     assert s["n_records"] == 4
-    assert f.calls["call_id"].to_list() == ["toolu_01EditSyncClient", "toolu_01ReadOldRetry", "toolu_01BashSyncTests",
-                                            "toolu_01TaskBenchBackoff", "toolu_01PatchConfig"]
+    assert f.calls["call_id"].to_list() == [
+        "toolu_01EditSyncClient",
+        "toolu_01ReadOldRetry",
+        "toolu_01BashSyncTests",
+        "toolu_01TaskBenchBackoff",
+        "toolu_01PatchConfig",
+    ]
     assert f.calls.row(0, named=True)["paths"] == []
     assert f.usage.height == 1  # message 3; 1 broke, 2 has bad tokens, 4 is not an assistant message
 
@@ -312,8 +473,9 @@ def test_database_with_missing_columns_and_bad_rows(tmp_path):
     con = sqlite3.connect(path)
     con.execute("ALTER TABLE session DROP COLUMN version")
     con.execute("ALTER TABLE message DROP COLUMN time_created")
-    con.execute("UPDATE message SET data = '{not json' WHERE id = (SELECT min(id) FROM message WHERE session_id = ?)",
-                (LATER,))
+    con.execute(
+        "UPDATE message SET data = '{not json' WHERE id = (SELECT min(id) FROM message WHERE session_id = ?)", (LATER,)
+    )
     con.execute("UPDATE part SET data = '\"text\"' WHERE data LIKE '%call_Kp1EditCli%'")
     con.execute("INSERT INTO message (id, session_id, time_updated, data) VALUES ('msg_stray', 'ses_nowhere', 0, '{}')")
     con.commit()

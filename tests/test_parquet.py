@@ -22,10 +22,19 @@ from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
 
-PART = re.compile(r"^(?P<table>\w+)/harness=(?P<harness>[\w.-]+)/month=(?P<month>\d{4}-\d{2}|unknown)/part-\d+\.parquet$")
+PART = re.compile(
+    r"^(?P<table>\w+)/harness=(?P<harness>[\w.-]+)/month=(?P<month>\d{4}-\d{2}|unknown)/part-\d+\.parquet$"
+)
 # DATASET.md writes Arrow types by these names.
-TYPES = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
-         "timestamp[us, UTC]": pa.timestamp("us", tz="UTC"), "list<string>": pa.list_(pa.field("element", pa.string()))}
+TYPES = {
+    "string": pa.string(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "double": pa.float64(),
+    "bool": pa.bool_(),
+    "timestamp[us, UTC]": pa.timestamp("us", tz="UTC"),
+    "list<string>": pa.list_(pa.field("element", pa.string())),
+}
 
 
 def run(*args):
@@ -183,7 +192,8 @@ def test_read_back_with_polars_and_pyarrow(store, out):
     edges = pads.dataset(out / "edges", format="parquet", partitioning="hive").to_table()
     assert edges.num_rows == store_rows(store, "SELECT count(*) AS n FROM all_edges")["n"].item()
     assert sorted(edges.column("edge_id").to_pylist()) == sorted(
-        store_rows(store, "SELECT edge_id FROM all_edges")["edge_id"])
+        store_rows(store, "SELECT edge_id FROM all_edges")["edge_id"]
+    )
 
     # the ids join: every session's run is a run, every usage row's session is a session
     sessions = pl.scan_parquet(out / "sessions" / "**" / "*.parquet", hive_partitioning=True).collect()
@@ -193,13 +203,25 @@ def test_read_back_with_polars_and_pyarrow(store, out):
 
 
 def test_query_parquet(store, out):
-    res = run("query", "--parquet", out, "--format", "csv",
-              "SELECT count(*) AS n, count(DISTINCT f.run_id) AS joined FROM runs r JOIN run_features f USING (run_id)")
+    res = run(
+        "query",
+        "--parquet",
+        out,
+        "--format",
+        "csv",
+        "SELECT count(*) AS n, count(DISTINCT f.run_id) AS joined FROM runs r JOIN run_features f USING (run_id)",
+    )
     assert res.exit_code == 0, res.output
     n = store_rows(store, "SELECT count(*) AS n FROM runs")["n"].item()
     assert res.output == f"n,joined\n{n},{n}\n"
-    res = run("query", "--parquet", out, "--format", "csv",
-              "SELECT harness, count(*) AS n FROM sessions GROUP BY harness ORDER BY harness")
+    res = run(
+        "query",
+        "--parquet",
+        out,
+        "--format",
+        "csv",
+        "SELECT harness, count(*) AS n FROM sessions GROUP BY harness ORDER BY harness",
+    )
     want = store_rows(store, "SELECT harness, count(*) AS n FROM session_overview GROUP BY harness ORDER BY harness")
     assert res.output == "harness,n\n" + "".join(f"{h},{k}\n" for h, k in want.iter_rows())
 
@@ -215,8 +237,19 @@ def test_query_parquet_errors(out, tmp_path):
 
 def test_an_empty_table_is_still_a_view(tmp_path):
     db = tmp_path / "s.duckdb"
-    ingest([str(SAMPLES / "claude-code" / "projects" / "-home-dev-projects-tidepool" /
-                 "45e626f5-ff95-4312-8d3e-f9f04e2bb73a.jsonl")], db=str(db), workers=1)
+    ingest(
+        [
+            str(
+                SAMPLES
+                / "claude-code"
+                / "projects"
+                / "-home-dev-projects-tidepool"
+                / "45e626f5-ff95-4312-8d3e-f9f04e2bb73a.jsonl"
+            )
+        ],
+        db=str(db),
+        workers=1,
+    )
     export_parquet(tmp_path / "ds", db=str(db))
     res = run("query", "--parquet", tmp_path / "ds", "--format", "csv", "SELECT count(*) AS n FROM edges")
     assert res.output == "n\n0\n"
@@ -237,9 +270,14 @@ def test_load_round_trip(store, out, tmp_path):
     res = run("load", out, "--db", db)
     assert res.exit_code == 0, res.output
     for sql in (
-        "SELECT * FROM runs", "SELECT * FROM run_sessions", "SELECT * FROM edges", "SELECT * FROM lineage",
-        "SELECT * FROM artifacts", "SELECT * EXCLUDE (ingest_id) FROM sessions",
-        "SELECT * EXCLUDE (ingest_id) FROM usage_dedup", "SELECT * FROM session_overview",
+        "SELECT * FROM runs",
+        "SELECT * FROM run_sessions",
+        "SELECT * FROM edges",
+        "SELECT * FROM lineage",
+        "SELECT * FROM artifacts",
+        "SELECT * EXCLUDE (ingest_id) FROM sessions",
+        "SELECT * EXCLUDE (ingest_id) FROM usage_dedup",
+        "SELECT * FROM session_overview",
         "SELECT * EXCLUDE (ingest_id) FROM outcomes",
     ):
         a, b = store_rows(store, sql + " ORDER BY ALL"), store_rows(db, sql + " ORDER BY ALL")
@@ -254,12 +292,17 @@ def test_sessions_carry_the_node_state(store, out):
     """One row per node, with the state OCP documents give the node (its latest-ending row's)."""
     sessions = pl.from_arrow(pads.dataset(out / "sessions", partitioning="hive").to_table())
     prickle = sessions.filter(pl.col("harness") == "prickle").select("session_id", "state", "waiting_on")
-    assert dict(zip(prickle["session_id"], zip(prickle["state"], prickle["waiting_on"]))) == {
-        "prickle:tsk_bench_retry": (None, None), "prickle:tsk_bump_retry": ("canceled", None),
-        "prickle:tsk_docs_retry": ("done", None), "prickle:tsk_flag_retry": ("rejected", None),
-        "prickle:tsk_impl_retry": ("done", None), "prickle:tsk_lint_retry": ("working", None),
-        "prickle:tsk_perf_retry": ("review", None), "prickle:tsk_plan_retry": ("done", None),
-        "prickle:tsk_review_retry": ("done", None), "prickle:tsk_ship_retry": ("blocked", "owner_approval"),
+    assert dict(zip(prickle["session_id"], zip(prickle["state"], prickle["waiting_on"], strict=True), strict=True)) == {
+        "prickle:tsk_bench_retry": (None, None),
+        "prickle:tsk_bump_retry": ("canceled", None),
+        "prickle:tsk_docs_retry": ("done", None),
+        "prickle:tsk_flag_retry": ("rejected", None),
+        "prickle:tsk_impl_retry": ("done", None),
+        "prickle:tsk_lint_retry": ("working", None),
+        "prickle:tsk_perf_retry": ("review", None),
+        "prickle:tsk_plan_retry": ("done", None),
+        "prickle:tsk_review_retry": ("done", None),
+        "prickle:tsk_ship_retry": ("blocked", "owner_approval"),
     }
     assert sessions.filter(pl.col("harness") != "prickle")["state"].null_count() == sessions.height - prickle.height
 
@@ -274,7 +317,8 @@ def test_ocp_from_a_loaded_store_keeps_outcomes(store, out, tmp_path):
     assert run("load", out, "--db", db).exit_code == 0
     original, loaded = (
         {Path(f).name: json.loads(Path(f).read_text()) for f in export_ocp(tmp_path / name, db=str(d)).files}
-        for name, d in (("a", store), ("b", db)))
+        for name, d in (("a", store), ("b", db))
+    )
     imported = {n for n, d in original.items() if d["producer"]["name"] != "sessiongraph"}
     assert imported and set(original) - set(loaded) == imported and set(loaded) <= set(original)
     prickle = [n for n, d in loaded.items() if any(x["id"].startswith("prickle:") for x in d["nodes"])]
@@ -295,8 +339,11 @@ def test_an_object_store_without_folders(store, tmp_path, monkeypatch):
 
     mem = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("memory")))
     local = parquet.filesystem
-    monkeypatch.setattr(parquet, "filesystem",
-                        lambda uri: (mem, str(uri)[len("mem://"):]) if str(uri).startswith("mem://") else local(uri))
+    monkeypatch.setattr(
+        parquet,
+        "filesystem",
+        lambda uri: (mem, str(uri)[len("mem://") :]) if str(uri).startswith("mem://") else local(uri),
+    )
     first = export_parquet("mem://bucket/ds", db=str(store))
     again = export_parquet("mem://bucket/ds", db=str(store))
     assert first.partitions_written > 0 and again.partitions_written == 0

@@ -6,14 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
-from ingest.frames import Frames
-from ingest.shell_facts import shell_facts
-from inference import infer
-from inference.artifacts import artifacts
-from inference.continuation import continuation
-from inference.edges import Inferred, PassResult
-from inference.launch import launch
-from inference.spawn import spawn
+from sessiongraph.inference import infer
+from sessiongraph.inference.artifacts import artifacts
+from sessiongraph.inference.continuation import continuation
+from sessiongraph.inference.edges import Inferred, PassResult
+from sessiongraph.inference.launch import launch
+from sessiongraph.inference.spawn import spawn
+from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.shell_facts import shell_facts
 
 T0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 
@@ -76,21 +76,45 @@ def test_spawn_routes_and_exclusions():
             session(P, 0),
             session(f"{P}/a1", 5, agent_id="a1", session_kind="subagent", layout="nested", parent_native_id="p"),
             # nested: meta.json names the call in a1's own file and a1 as its parent agent
-            session(f"{P}/a2", 8, agent_id="a2", session_kind="subagent", layout="nested", parent_native_id="p",
-                    parent_tool_use_id="t2", parent_agent_id="a1", spawn_depth=2),
+            session(
+                f"{P}/a2",
+                8,
+                agent_id="a2",
+                session_kind="subagent",
+                layout="nested",
+                parent_native_id="p",
+                parent_tool_use_id="t2",
+                parent_agent_id="a1",
+                spawn_depth=2,
+            ),
             # only the layout ties it to p
             session(f"{P}/a3", 9, agent_id="a3", session_kind="subagent", layout="flat", parent_native_id="p"),
             # declares a parent agent, but no call names it
-            session(f"{P}/a4", 9, agent_id="a4", session_kind="subagent", layout="nested", parent_native_id="p",
-                    parent_agent_id="a1"),
+            session(
+                f"{P}/a4",
+                9,
+                agent_id="a4",
+                session_kind="subagent",
+                layout="nested",
+                parent_native_id="p",
+                parent_agent_id="a1",
+            ),
             # same prompt as call t5, nothing else
-            session(f"{P}/a5", 9, agent_id="a5", session_kind="subagent", layout="nested", parent_native_id="p",
-                    first_prompt_hash="h5"),
+            session(
+                f"{P}/a5",
+                9,
+                agent_id="a5",
+                session_kind="subagent",
+                layout="nested",
+                parent_native_id="p",
+                first_prompt_hash="h5",
+            ),
             session(f"{P}/acompact-1", 20, agent_id="acompact-1", session_kind="compaction", layout="nested"),
             session(f"{P}/w", 1, agent_id="w", session_kind="warmup", layout="flat"),
             # its main transcript is not in the store
-            session("claude-code:gone/a9", 3, agent_id="a9", session_kind="subagent", layout="nested",
-                    native_id="gone"),
+            session(
+                "claude-code:gone/a9", 3, agent_id="a9", session_kind="subagent", layout="nested", native_id="gone"
+            ),
         ],
         calls=[
             call(P, "t1", "spawn", 4, 30, result_agent_id="a1"),
@@ -208,8 +232,12 @@ def test_a_spawned_child_is_never_a_launch_child():
     frames = launch_frames([kid], calls)
     assert edges_of(launch(frames, Inferred())) == {("launch", L, "codex:kid", "heuristic")}
     done = Inferred()
-    done.add(PassResult(pl.DataFrame({"kind": ["spawn"], "src": ["codex:p"], "dst": ["codex:kid"],
-                                      "tier": ["verified"]}), PassResult.empty().diagnostics))
+    done.add(
+        PassResult(
+            pl.DataFrame({"kind": ["spawn"], "src": ["codex:p"], "dst": ["codex:kid"], "tier": ["verified"]}),
+            PassResult.empty().diagnostics,
+        )
+    )
     assert edges_of(launch(frames, done)) == set()
 
 
@@ -217,8 +245,17 @@ def test_a_spawned_child_is_never_a_launch_child():
 
 
 def fe(sid: str, call_id: str, ts: float, path: str, op: str, tier: str = "verified") -> dict:
-    return {"session_id": sid, "call_id": call_id, "ts": at(ts), "path": path, "op": op, "how": "Write"
-            if op == "write" else "Read", "tier": tier, "source_path": "/logs/x.jsonl", "line": 1}
+    return {
+        "session_id": sid,
+        "call_id": call_id,
+        "ts": at(ts),
+        "path": path,
+        "op": op,
+        "how": "Write" if op == "write" else "Read",
+        "tier": tier,
+        "source_path": "/logs/x.jsonl",
+        "line": 1,
+    }
 
 
 def test_reads_join_the_latest_earlier_version_by_another_session():
@@ -245,15 +282,19 @@ def test_reads_join_the_latest_earlier_version_by_another_session():
 
 def test_shell_writes_are_heuristic_and_codex_o_belongs_to_the_launched_session():
     lead, kid, reader = "claude-code:lead", "codex:kid", "claude-code:r"
-    frames = shell_facts(Frames.from_rows(
-        sessions=[session(lead, 0), session(kid, 11, entrypoint="exec"), session(reader, 0)],
-        calls=[
-            call(lead, "s1", "shell", 1, 2, command="echo hi > notes/plan.md"),
-            call(lead, "s2", "shell", 10, 30, command='codex exec "notes" -o out.md'),
-        ],
-        file_events=[fe(reader, "r1", 40, "/w/notes/plan.md", "read", tier="reported"),
-                     fe(reader, "r2", 41, "/w/out.md", "read")],
-    ))
+    frames = shell_facts(
+        Frames.from_rows(
+            sessions=[session(lead, 0), session(kid, 11, entrypoint="exec"), session(reader, 0)],
+            calls=[
+                call(lead, "s1", "shell", 1, 2, command="echo hi > notes/plan.md"),
+                call(lead, "s2", "shell", 10, 30, command='codex exec "notes" -o out.md'),
+            ],
+            file_events=[
+                fe(reader, "r1", 40, "/w/notes/plan.md", "read", tier="reported"),
+                fe(reader, "r2", 41, "/w/out.md", "read"),
+            ],
+        )
+    )
     done = Inferred()
     done.add(launch(frames, done))
     res = artifacts(frames, done)
@@ -289,19 +330,21 @@ def test_continuations_and_forks():
 
 def test_runs_group_spawns_and_launches_and_keep_cross_run_edges_apart():
     lead, kid, cli, other = "claude-code:lead", "claude-code:lead/k", "codex:cli", "claude-code:other"
-    frames = shell_facts(Frames.from_rows(
-        sessions=[
-            session(lead, 0),
-            session(kid, 5, agent_id="k", session_kind="subagent", layout="nested", parent_native_id="lead"),
-            session(cli, 12, entrypoint="exec"),
-            session(other, 500),
-        ],
-        calls=[
-            call(lead, "t1", "spawn", 4, 30, result_agent_id="k"),
-            call(kid, "b1", "shell", 10, 20, command="codex exec go"),
-        ],
-        file_events=[fe(cli, "w", 15, "/w/a", "write"), fe(other, "r", 600, "/w/a", "read")],
-    ))
+    frames = shell_facts(
+        Frames.from_rows(
+            sessions=[
+                session(lead, 0),
+                session(kid, 5, agent_id="k", session_kind="subagent", layout="nested", parent_native_id="lead"),
+                session(cli, 12, entrypoint="exec"),
+                session(other, 500),
+            ],
+            calls=[
+                call(lead, "t1", "spawn", 4, 30, result_agent_id="k"),
+                call(kid, "b1", "shell", 10, 20, command="codex exec go"),
+            ],
+            file_events=[fe(cli, "w", 15, "/w/a", "write"), fe(other, "r", 600, "/w/a", "read")],
+        )
+    )
     inferred = infer(frames)
     members = set(inferred.run_sessions.select("session_id", "depth", "via").iter_rows())
     assert members == {(lead, 0, None), (kid, 1, "spawn"), (cli, 2, "launch"), (other, 0, None)}
@@ -321,8 +364,9 @@ def test_other_harnesses_spawn_by_the_parent_the_child_records():
         sessions=[
             session("omp:root", 0),
             session("omp:root/Scout", 5, agent_id="Scout", session_kind="subagent", parent_native_id="root"),
-            session("omp:root/Scout.Deep", 6, agent_id="Scout.Deep", session_kind="subagent",
-                    parent_native_id="root/Scout"),
+            session(
+                "omp:root/Scout.Deep", 6, agent_id="Scout.Deep", session_kind="subagent", parent_native_id="root/Scout"
+            ),
             session("opencode:ses_b", 7, session_kind="subagent", parent_native_id="ses_a"),  # parent not ingested
         ],
         calls=[call("omp:root", "t1", "spawn", 4, 20, tool="task", result_agent_id="Scout")],
@@ -330,8 +374,13 @@ def test_other_harnesses_spawn_by_the_parent_the_child_records():
     res = spawn(frames, Inferred())
     got = set(res.edges.select("src", "dst", "src_call_id", "tier", "evidence").iter_rows())
     assert got == {
-        ("omp:root", "omp:root/Scout", "t1", "verified",
-         "task folder <root stem>/<id>.jsonl + task result names the agent id"),
+        (
+            "omp:root",
+            "omp:root/Scout",
+            "t1",
+            "verified",
+            "task folder <root stem>/<id>.jsonl + task result names the agent id",
+        ),
         # no call names it: for oh-my-pi the folder alone is layout evidence
         ("omp:root/Scout", "omp:root/Scout.Deep", None, "heuristic", "task folder <root stem>/<id>.jsonl"),
     }

@@ -20,8 +20,14 @@ def table() -> PriceTable:
 
 
 def usd(table: PriceTable, model, inp=0, out=0, cr=0, w5=0, w1=0):
-    return table.usd(model, input_tokens=inp, output_tokens=out, cache_read_tokens=cr,
-                     cache_creation_5m_tokens=w5, cache_creation_1h_tokens=w1)
+    return table.usd(
+        model,
+        input_tokens=inp,
+        output_tokens=out,
+        cache_read_tokens=cr,
+        cache_creation_5m_tokens=w5,
+        cache_creation_1h_tokens=w1,
+    )
 
 
 # label as logged -> (normalised label, packaged pattern it prices as, or None for unknown)
@@ -174,11 +180,14 @@ def write(tmp_path: Path, body: str, name: str = "prices.csv") -> Path:
 
 
 def test_override_file_replaces_packaged_table(tmp_path: Path):
-    path = write(tmp_path, HEADER + "\n"
-                 "# my negotiated rate\n"
-                 "gpt-5,openai,1,8,0.1,0,0,2026-01-01,contract\n"
-                 "\n"
-                 'my-local-model,local,0.5,0.5,0,0,0,2026-01-01,"self-hosted, amortised"\n')
+    path = write(
+        tmp_path,
+        HEADER + "\n"
+        "# my negotiated rate\n"
+        "gpt-5,openai,1,8,0.1,0,0,2026-01-01,contract\n"
+        "\n"
+        'my-local-model,local,0.5,0.5,0,0,0,2026-01-01,"self-hosted, amortised"\n',
+    )
     for arg in (path, str(path)):
         t = PriceTable.load(arg)
         assert len(t) == 2

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest import prickle
-from ingest.discover import classify
-from ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
-from ingest.jsonl import text_hash
+from sessiongraph.ingest import prickle
+from sessiongraph.ingest.discover import classify
+from sessiongraph.ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
+from sessiongraph.ingest.jsonl import text_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs" / "prickle"
@@ -58,8 +58,20 @@ def _schema_ok(frames) -> None:
     assert frames.calls.height == frames.usage.height == 0
 
 
-SESSION_COLS = ("session_id", "attempt", "session_kind", "started_at", "ended_at", "agent_type", "entrypoint",
-                "originator", "parent_native_id", "caused_by_id", "depends_on", "n_records")
+SESSION_COLS = (
+    "session_id",
+    "attempt",
+    "session_kind",
+    "started_at",
+    "ended_at",
+    "agent_type",
+    "entrypoint",
+    "originator",
+    "parent_native_id",
+    "caused_by_id",
+    "depends_on",
+    "n_records",
+)
 
 
 # -- detection ---------------------------------------------------------------------------------
@@ -71,8 +83,10 @@ def test_detect_claims_task_files_only(tmp_path):
         assert classify(str(path)).harness == "prickle", path.name
     samples = ROOT / "sample_logs"
     others = [
-        *(samples / "opencode/storage").rglob("*.json"), *(samples / "gemini-cli").rglob("*.json*"),
-        *(samples / "ocp").glob("*.json"), *(samples / "codex/sessions").rglob("*.jsonl"),
+        *(samples / "opencode/storage").rglob("*.json"),
+        *(samples / "gemini-cli").rglob("*.json*"),
+        *(samples / "ocp").glob("*.json"),
+        *(samples / "codex/sessions").rglob("*.jsonl"),
         *(samples / "claude-code/projects").rglob("*.json*"),
     ]
     assert len(others) > 50
@@ -80,8 +94,12 @@ def test_detect_claims_task_files_only(tmp_path):
         assert not prickle.detect(str(path), _head(path)), path
     task = json.loads(REVIEW.read_text())
     partial = {k: v for k, v in task.items() if k not in ("packet",)}
-    for name, obj in {"partial.json": partial, "settings.json": {"id": "x", "state": "on"},
-                      "list.json": [1, 2], "empty-array.json": []}.items():
+    for name, obj in {
+        "partial.json": partial,
+        "settings.json": {"id": "x", "state": "on"},
+        "list.json": [1, 2],
+        "empty-array.json": [],
+    }.items():
         (tmp_path / name).write_text(json.dumps(obj))
         assert not prickle.detect(str(tmp_path / name), _head(tmp_path / name)), name
     # A long array cut off by the head is still recognised by its first task's keys.
@@ -98,16 +116,57 @@ def test_array_file_frames_exactly():
     f = prickle.parse(str(ARRAY))
     _schema_ok(f)
     assert f.sessions.select(SESSION_COLS).rows() == [
-        ("prickle:tsk_plan_retry", 1, "main", at("09:00:00"), at("09:21:00"), "acme/planner", "handoff", "acme/lead",
-         None, None, [], 1),
-        ("prickle:tsk_docs_retry", 1, "main", at("11:20:00"), at("12:01:00"), "acme/writer", "handoff", "acme/lead",
-         None, "tsk_impl_retry", ["tsk_impl_retry", "tsk_ext_perf_9"], 1),
-        ("prickle:tsk_bench_retry", 1, "main", at("11:30:00"), at("11:45:00"), "acme/ops", "handoff", "acme/lead",
-         None, None, [], 1),
+        (
+            "prickle:tsk_plan_retry",
+            1,
+            "main",
+            at("09:00:00"),
+            at("09:21:00"),
+            "acme/planner",
+            "handoff",
+            "acme/lead",
+            None,
+            None,
+            [],
+            1,
+        ),
+        (
+            "prickle:tsk_docs_retry",
+            1,
+            "main",
+            at("11:20:00"),
+            at("12:01:00"),
+            "acme/writer",
+            "handoff",
+            "acme/lead",
+            None,
+            "tsk_impl_retry",
+            ["tsk_impl_retry", "tsk_ext_perf_9"],
+            1,
+        ),
+        (
+            "prickle:tsk_bench_retry",
+            1,
+            "main",
+            at("11:30:00"),
+            at("11:45:00"),
+            "acme/ops",
+            "handoff",
+            "acme/lead",
+            None,
+            None,
+            [],
+            1,
+        ),
     ]
     s = f.sessions.row(0, named=True)
     assert (s["harness"], s["native_id"], s["layout"], s["model"], s["cwd"]) == (
-        "prickle", "tsk_plan_retry", "task", None, None)
+        "prickle",
+        "tsk_plan_retry",
+        "task",
+        None,
+        None,
+    )
     assert s["first_prompt_hash"] == text_hash("Plan retries for the harbor sync client")
     assert f.file_events.select("session_id", "ts", "path", "op", "how", "tier", "call_id").rows() == [
         ("prickle:tsk_plan_retry", at("09:20:00"), PLAN, "write", "result.artifacts", "verified", None),
@@ -115,7 +174,8 @@ def test_array_file_frames_exactly():
         ("prickle:tsk_docs_retry", at("12:00:00"), NOWHERE, "read", "lineage.context", "verified", None),
     ]
     assert f.diagnostics.select("line", "code", "detail").rows() == [
-        (None, "wrong_type", "[2] task tsk_bench_retry: state 'paused' is not one of the 11 task states")]
+        (None, "wrong_type", "[2] task tsk_bench_retry: state 'paused' is not one of the 11 task states")
+    ]
 
 
 def test_snapshots_of_one_task_make_one_node_with_two_attempts():
@@ -123,15 +183,43 @@ def test_snapshots_of_one_task_make_one_node_with_two_attempts():
     _schema_ok(f)
     # Four snapshots, the completed one on line 3: the latest updated_at wins, not the last line.
     assert f.sessions.select(SESSION_COLS).rows() == [
-        ("prickle:tsk_impl_retry", 1, "subagent", at("09:22:00"), at("10:05:00"), "acme/coder", "handoff",
-         "acme/planner", "tsk_plan_retry", None, ["tsk_plan_retry"], 3),
-        ("prickle:tsk_impl_retry", 2, "subagent", at("10:05:00"), at("11:15:00"), "acme/coder", "handoff",
-         "acme/planner", "tsk_plan_retry", None, ["tsk_plan_retry"], 1),
+        (
+            "prickle:tsk_impl_retry",
+            1,
+            "subagent",
+            at("09:22:00"),
+            at("10:05:00"),
+            "acme/coder",
+            "handoff",
+            "acme/planner",
+            "tsk_plan_retry",
+            None,
+            ["tsk_plan_retry"],
+            3,
+        ),
+        (
+            "prickle:tsk_impl_retry",
+            2,
+            "subagent",
+            at("10:05:00"),
+            at("11:15:00"),
+            "acme/coder",
+            "handoff",
+            "acme/planner",
+            "tsk_plan_retry",
+            None,
+            ["tsk_plan_retry"],
+            1,
+        ),
     ]
     git1, git2 = GIT1, GIT2
     assert f.file_events.select("ts", "path", "op", "line").rows() == [
-        (at("10:05:00"), IMPL1, "write", 4), (at("10:05:00"), git1, "write", 4), (at("10:05:00"), PLAN, "read", 4),
-        (at("11:10:00"), IMPL2, "write", 3), (at("11:10:00"), git2, "write", 3), (at("11:10:00"), PLAN, "read", 3),
+        (at("10:05:00"), IMPL1, "write", 4),
+        (at("10:05:00"), git1, "write", 4),
+        (at("10:05:00"), PLAN, "read", 4),
+        (at("11:10:00"), IMPL2, "write", 3),
+        (at("11:10:00"), git2, "write", 3),
+        (at("11:10:00"), PLAN, "read", 3),
     ]
     assert f.diagnostics.height == 0
 
@@ -140,19 +228,60 @@ def test_one_object_per_file():
     r, s = prickle.parse(str(REVIEW)), prickle.parse(str(SHIP))
     _schema_ok(r)
     assert r.sessions.select(SESSION_COLS).rows() == [
-        ("prickle:tsk_review_retry", 1, "subagent", at("11:16:00"), at("11:41:00"), "acme/reviewer",
-         "request_capability", "acme/planner", "tsk_plan_retry", None, [], 1)]
+        (
+            "prickle:tsk_review_retry",
+            1,
+            "subagent",
+            at("11:16:00"),
+            at("11:41:00"),
+            "acme/reviewer",
+            "request_capability",
+            "acme/planner",
+            "tsk_plan_retry",
+            None,
+            [],
+            1,
+        )
+    ]
     assert r.file_events.select("path", "op").rows() == [(REVIEWED, "write"), (IMPL2, "read")]
     assert s.sessions.select(SESSION_COLS).rows() == [
-        ("prickle:tsk_ship_retry", 1, "main", at("11:42:00"), at("11:43:00"), "acme/ops", "handoff", "acme/lead",
-         None, None, ["tsk_review_retry"], 1)]
+        (
+            "prickle:tsk_ship_retry",
+            1,
+            "main",
+            at("11:42:00"),
+            at("11:43:00"),
+            "acme/ops",
+            "handoff",
+            "acme/lead",
+            None,
+            None,
+            ["tsk_review_retry"],
+            1,
+        )
+    ]
     assert s.file_events.height == 0 and r.diagnostics.height == s.diagnostics.height == 0
 
 
 # Packet text, summaries, evidence summaries, verdict notes, checkpoints and artifact refs of the samples.
-TEXTS = ["Plan retries", "Three retries with backoff", "self-checked", "hand-rolled loop", "docs/plan-retry.md",
-         "omsg_retry_77", "fake server up", "pytest: 9 passed", "retry commit", "PR reviewed", "latency dashboard",
-         "p50 41 ms", "bumped pyproject", "Turn retries on", "ruff passes", "with_backoff(retries=3)"]
+TEXTS = [
+    "Plan retries",
+    "Three retries with backoff",
+    "self-checked",
+    "hand-rolled loop",
+    "docs/plan-retry.md",
+    "omsg_retry_77",
+    "fake server up",
+    "pytest: 9 passed",
+    "retry commit",
+    "PR reviewed",
+    "latency dashboard",
+    "p50 41 ms",
+    "bumped pyproject",
+    "Turn retries on",
+    "ruff passes",
+    "with_backoff(retries=3)",
+]
 
 
 def test_no_text_reaches_the_frames():
@@ -166,7 +295,7 @@ def test_samples_follow_the_task_schema():
     if not SEED.is_file():
         pytest.skip(f"seed not found at {SEED}")
     text = SEED.read_text()
-    schema, _ = json.JSONDecoder().raw_decode(text[text.index('{\n  "$schema"'):])
+    schema, _ = json.JSONDecoder().raw_decode(text[text.index('{\n  "$schema"') :])
     validator = jsonschema.Draft202012Validator(schema)
     tasks = json.loads(ARRAY.read_text()) + [json.loads(line) for line in EVENTS.read_text().splitlines()]
     tasks += [json.loads(REVIEW.read_text()), json.loads(SHIP.read_text())]
@@ -234,13 +363,34 @@ def test_evidence_and_verdicts_exactly():
     ]
     review = prickle.parse(str(REVIEW))
     assert _kind(review, "evidence", EVIDENCE_COLS) == [
-        ("prickle:tsk_review_retry", 1, at("11:40:00"), "pull_request", "requester", "reported",
-         "https://git.example/acme/harbor/pull/12", None)]
+        (
+            "prickle:tsk_review_retry",
+            1,
+            at("11:40:00"),
+            "pull_request",
+            "requester",
+            "reported",
+            "https://git.example/acme/harbor/pull/12",
+            None,
+        )
+    ]
     perf = [r for r in _kind(prickle.parse(str(GATES)), "evidence", EVIDENCE_COLS) if r[0] == "prickle:tsk_perf_retry"]
-    assert perf == [("prickle:tsk_perf_retry", 1, at("12:55:00"), "link", "person", "reported",
-                     "https://dash.example/harbor/push-latency", 17)]
+    assert perf == [
+        (
+            "prickle:tsk_perf_retry",
+            1,
+            at("12:55:00"),
+            "link",
+            "person",
+            "reported",
+            "https://dash.example/harbor/push-latency",
+            17,
+        )
+    ]
     assert _kind(prickle.parse(str(ARRAY)), "evidence", ("session_id", "verifier", "tier")) == [
-        ("prickle:tsk_plan_retry", "assignee", "asserted"), ("prickle:tsk_docs_retry", "assignee", "asserted")]
+        ("prickle:tsk_plan_retry", "assignee", "asserted"),
+        ("prickle:tsk_docs_retry", "assignee", "asserted"),
+    ]
 
 
 def test_state_history_is_one_row_per_change_in_time_order():
@@ -269,26 +419,40 @@ def test_state_history_is_one_row_per_change_in_time_order():
     ]
     # The latest updated_at wins: canceled, though two `working` snapshots come later in the file.
     assert f.sessions.filter(f.sessions["session_id"] == bump).select("state", "status", "n_records").rows() == [
-        ("canceled", "canceled", 7)]
+        ("canceled", "canceled", 7)
+    ]
     states = _kind(prickle.parse(str(EVENTS)), "state", ("ts", "native_state", "attempt"))
-    assert states == [(at("09:25:00"), "accepted", 1), (at("10:05:00"), "verifying", 1),
-                      (at("10:20:00"), "working", 1), (at("11:15:00"), "completed", 2)]
+    assert states == [
+        (at("09:25:00"), "accepted", 1),
+        (at("10:05:00"), "verifying", 1),
+        (at("10:20:00"), "working", 1),
+        (at("11:15:00"), "completed", 2),
+    ]
     # An unknown state is a diagnostic and no step of the history.
     assert _kind(prickle.parse(str(ARRAY)), "state", ("session_id", "native_state")) == [
-        ("prickle:tsk_plan_retry", "completed"), ("prickle:tsk_docs_retry", "completed")]
+        ("prickle:tsk_plan_retry", "completed"),
+        ("prickle:tsk_docs_retry", "completed"),
+    ]
 
 
 def test_repeated_states_are_one_step(tmp_path):
     """A checkpoint saved while working is a new snapshot but not a new state."""
     base = json.loads(SHIP.read_text())
-    snaps = [dict(base, state=state, waiting_on=waiting, updated_at=f"2026-01-12T12:0{i}:00Z")
-             for i, (state, waiting) in enumerate([("working", None), ("working", None), ("waiting", "human"),
-                                                   ("waiting", "agent"), ("working", None)])]
+    snaps = [
+        dict(base, state=state, waiting_on=waiting, updated_at=f"2026-01-12T12:0{i}:00Z")
+        for i, (state, waiting) in enumerate(
+            [("working", None), ("working", None), ("waiting", "human"), ("waiting", "agent"), ("working", None)]
+        )
+    ]
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(s) + "\n" for s in snaps))
     f = prickle.parse(str(path))
     assert _kind(f, "state", ("native_state", "waiting_on", "line")) == [
-        ("working", None, 1), ("waiting", "human", 3), ("waiting", "agent", 4), ("working", None, 5)]
+        ("working", None, 1),
+        ("waiting", "human", 3),
+        ("waiting", "agent", 4),
+        ("working", None, 5),
+    ]
     assert f.sessions.select("n_records").item() == 5
 
 
@@ -310,7 +474,7 @@ STATE_MAP = {
 
 @pytest.mark.parametrize("state", sorted(STATE_MAP))
 def test_every_task_state_maps_onto_the_ocp_vocabulary(tmp_path, state):
-    from ingest.frames import ATTEMPT_STATUSES, NODE_STATES
+    from sessiongraph.ingest.frames import ATTEMPT_STATUSES, NODE_STATES
 
     waiting = "stopped" if state == "waiting" else None
     path = tmp_path / "t.json"
@@ -334,8 +498,10 @@ def test_attempt_status_follows_the_result_first(tmp_path):
 
     # Only revision 3 was logged: 1 and 2 are inferred from its number, and a later one replaced them.
     assert parse("verifying", revision=3, status="submitted") == [
-        (1, "settled_unverified", "heuristic"), (2, "settled_unverified", "heuristic"),
-        (3, "settled_unverified", "reported")]
+        (1, "settled_unverified", "heuristic"),
+        (2, "settled_unverified", "heuristic"),
+        (3, "settled_unverified", "reported"),
+    ]
     assert parse("working", status="superseded") == [(1, "settled_unverified", "reported")]
     assert parse("completed", status="submitted") == [(1, "done", "reported")]  # the state settles it
     assert parse("completed", status="rejected") == [(1, "rejected", "reported")]  # the result's own word wins
@@ -377,8 +543,11 @@ def test_broken_tasks_in_an_array(tmp_path):
         (None, "wrong_type", "task tsk_bench_retry: parent_task_id: int"),
     ]
     # The good parts are all still there.
-    assert f.sessions["session_id"].to_list() == ["prickle:tsk_plan_retry", "prickle:tsk_docs_retry",
-                                                  "prickle:tsk_bench_retry"]
+    assert f.sessions["session_id"].to_list() == [
+        "prickle:tsk_plan_retry",
+        "prickle:tsk_docs_retry",
+        "prickle:tsk_bench_retry",
+    ]
     assert f.sessions["parent_native_id"].to_list() == [None, None, None]
     assert f.file_events.select("path", "op").rows() == [(PLAN, "write"), (DOCS, "write"), (NOWHERE, "read")]
     assert f.sessions.row(2, named=True)["ended_at"] is None
@@ -397,13 +566,18 @@ def test_broken_lines_and_revisions_in_a_stream(tmp_path):
     path.write_text("\n".join(lines) + "\n" + '{"id": "tsk_cut", "state"')
     f = prickle.parse(str(path))
     assert f.diagnostics.select("line", "code").rows() == [
-        (2, "invalid_json"), (3, "not_object"), (7, "truncated_line"), (5, "wrong_type"), (5, "wrong_type"),
+        (2, "invalid_json"),
+        (3, "not_object"),
+        (7, "truncated_line"),
+        (5, "wrong_type"),
+        (5, "wrong_type"),
         (5, "wrong_type"),
     ]
     # Revision 0 counts as 1: one attempt of four snapshots. Its latest snapshot is the broken one,
     # whose artifacts and lineage were ignored; the node, its parent and dependencies remain.
     assert f.sessions.select("attempt", "n_records", "parent_native_id", "depends_on").rows() == [
-        (1, 4, "tsk_plan_retry", ["tsk_plan_retry"])]
+        (1, 4, "tsk_plan_retry", ["tsk_plan_retry"])
+    ]
     assert f.file_events.height == 0
 
 
@@ -435,12 +609,21 @@ def test_broken_outcome_fields(tmp_path):
     result["evidence"] = [
         "not an item",
         {"kind": "video", "summary": "x", "verifier": "robot", "artifact": 7, "url": 5},
-        {"kind": "screenshot", "summary": "x", "verifier": "ci", "url": "data:text/plain,the whole log",
-         "observed_at": "yesterday"},
+        {
+            "kind": "screenshot",
+            "summary": "x",
+            "verifier": "ci",
+            "url": "data:text/plain,the whole log",
+            "observed_at": "yesterday",
+        },
         {"kind": "test_output", "summary": "x", "verifier": "ci", "artifact": 0, "observed_at": "2026-01-12T11:39:00Z"},
     ]
-    result["verdicts"] = [{"criterion": "0", "accepted": True}, 3, {"criterion": 0, "accepted": "yes"},
-                          {"criterion": 0, "accepted": True, "note": "fine"}]
+    result["verdicts"] = [
+        {"criterion": "0", "accepted": True},
+        3,
+        {"criterion": 0, "accepted": "yes"},
+        {"criterion": 0, "accepted": True, "note": "fine"},
+    ]
     path = tmp_path / "t.json"
     path.write_text(json.dumps(task))
     f = prickle.parse(str(path))
@@ -490,7 +673,9 @@ def test_a_verdict_names_who_decided_it(tmp_path):
     assert sources({"kind": "system"}) == ([("orchestrator", None)], [])
     # An id that is not one (free text) is never kept.
     assert sources({"kind": "agent", "agent_id": "the referee, who said no"}) == (
-        [("judge", None)], [f"{where}.agent_id: string"])
+        [("judge", None)],
+        [f"{where}.agent_id: string"],
+    )
     assert sources({"kind": "robot"}) == ([(None, None)], [f"{where}: kind string"])
     assert sources("dana") == ([(None, None)], [f"{where}: string"])
 
@@ -501,16 +686,20 @@ def test_a_revision_without_returned_at_still_ends_where_its_writes_are(tmp_path
     lines = [json.loads(x) for x in EVENTS.read_text().splitlines()]
     for snap in lines:
         if (snap.get("result") or {}).get("revision") == 1:
-            snap["result"] = dict(snap["result"], returned_at=None, lineage=dict(snap["result"]["lineage"],
-                                                                                recorded_at=None))
+            snap["result"] = dict(
+                snap["result"], returned_at=None, lineage=dict(snap["result"]["lineage"], recorded_at=None)
+            )
     path = tmp_path / "impl.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     f = prickle.parse(str(path))
     assert f.sessions.select("attempt", "started_at", "ended_at").rows() == [
-        (1, at("09:22:00"), at("10:05:00")), (2, at("10:05:00"), at("11:15:00"))]
+        (1, at("09:22:00"), at("10:05:00")),
+        (2, at("10:05:00"), at("11:15:00")),
+    ]
     writes = f.file_events.filter(f.file_events["op"] == "write").select("path", "ts").rows()
-    assert sorted(writes) == sorted([(IMPL1, at("10:05:00")), (GIT1, at("10:05:00")),
-                                     (IMPL2, at("11:10:00")), (GIT2, at("11:10:00"))])
+    assert sorted(writes) == sorted(
+        [(IMPL1, at("10:05:00")), (GIT1, at("10:05:00")), (IMPL2, at("11:10:00")), (GIT2, at("11:10:00"))]
+    )
 
 
 # -- through the store into OCP ----------------------------------------------------------------
@@ -544,8 +733,10 @@ def test_ocp_documents_validate_with_the_reference_checker(exported):
 def test_ocp_node_states(exported):
     _db, _files, docs = exported
     nodes = {n["id"]: n for d in docs.values() for n in d["nodes"]}
-    assert {k: (n["state"], n.get("labels"), n["ext"]["dev.sessiongraph.session"].get("native_state"))
-            for k, n in sorted(nodes.items())} == {
+    assert {
+        k: (n["state"], n.get("labels"), n["ext"]["dev.sessiongraph.session"].get("native_state"))
+        for k, n in sorted(nodes.items())
+    } == {
         "prickle:tsk_bench_retry": ("settled_unverified", None, None),  # unknown state: what a bare log says
         "prickle:tsk_bump_retry": ("canceled", None, "cancelled"),
         "prickle:tsk_docs_retry": ("done", None, "completed"),
@@ -564,18 +755,41 @@ def test_ocp_attempt_outcomes_and_evidence(exported):
     plan_run = docs["prickle:tsk_plan_retry"]
     impl1, impl2 = (_attempt(plan_run, f"prickle:tsk_impl_retry#{n}") for n in (1, 2))
     assert (impl1["status"], impl1["cause"]) == ("rejected", {"type": "initial"})
-    assert impl1["outcome"] == {"result": "rejected", "evidence": "reported", "ext": {"dev.sessiongraph.evidence": [
-        {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T10:05:00Z"}]}}
+    assert impl1["outcome"] == {
+        "result": "rejected",
+        "evidence": "reported",
+        "ext": {
+            "dev.sessiongraph.evidence": [
+                {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T10:05:00Z"}
+            ]
+        },
+    }
     assert (impl2["status"], impl2["cause"]) == ("done", {"type": "sent_back", "ref": "prickle:tsk_impl_retry#1"})
-    assert impl2["outcome"] == {"result": "done", "evidence": "verified", "ext": {"dev.sessiongraph.evidence": [
-        {"kind": "commit", "verifier": "assignee", "tier": "asserted", "observed_at": "2026-01-12T11:10:00Z",
-         "ref": IMPL2},
-        {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T11:10:00Z"}]}}
+    assert impl2["outcome"] == {
+        "result": "done",
+        "evidence": "verified",
+        "ext": {
+            "dev.sessiongraph.evidence": [
+                {
+                    "kind": "commit",
+                    "verifier": "assignee",
+                    "tier": "asserted",
+                    "observed_at": "2026-01-12T11:10:00Z",
+                    "ref": IMPL2,
+                },
+                {"kind": "test_output", "verifier": "ci", "tier": "verified", "observed_at": "2026-01-12T11:10:00Z"},
+            ]
+        },
+    }
     assert _attempt(plan_run, "prickle:tsk_plan_retry#1")["outcome"]["evidence"] == "asserted"
     assert _attempt(plan_run, "prickle:tsk_review_retry#1")["outcome"]["evidence"] == "reported"
-    outcomes = {aid: (a["status"], (a.get("outcome") or {}).get("evidence"))
-                for d in docs.values() for a in d["attempts"]
-                for aid in [a["id"]] if not aid.startswith(("prickle:tsk_impl", "prickle:tsk_plan", "prickle:tsk_rev"))}
+    outcomes = {
+        aid: (a["status"], (a.get("outcome") or {}).get("evidence"))
+        for d in docs.values()
+        for a in d["attempts"]
+        for aid in [a["id"]]
+        if not aid.startswith(("prickle:tsk_impl", "prickle:tsk_plan", "prickle:tsk_rev"))
+    }
     assert outcomes == {
         "prickle:tsk_bench_retry#1": ("settled_unverified", "heuristic"),
         "prickle:tsk_bump_retry#1": ("canceled", "reported"),
@@ -594,8 +808,10 @@ def test_ocp_each_artifact_belongs_to_the_attempt_that_returned_it(exported):
     plan_run = docs["prickle:tsk_plan_retry"]
     impl1, impl2 = (_attempt(plan_run, f"prickle:tsk_impl_retry#{n}") for n in (1, 2))
     assert impl1["ended_at"] == impl2["started_at"] == "2026-01-12T10:05:00Z"
-    made = {a["path"]: (a["first_write_at"][11:16], a["producer"], a["writers"], a["consumers"])
-            for a in plan_run["artifacts"]}
+    made = {
+        a["path"]: (a["first_write_at"][11:16], a["producer"], a["writers"], a["consumers"])
+        for a in plan_run["artifacts"]
+    }
     assert made == {
         PLAN: ("09:20", "prickle:tsk_plan_retry#1", ["prickle:tsk_plan_retry#1"], ["prickle:tsk_impl_retry#1"]),
         IMPL1: ("10:05", impl1["id"], [impl1["id"]], []),
@@ -605,8 +821,10 @@ def test_ocp_each_artifact_belongs_to_the_attempt_that_returned_it(exported):
         REVIEWED: ("11:40", "prickle:tsk_review_retry#1", ["prickle:tsk_review_retry#1"], []),
     }
     flows = sorted((e["from_attempt"], e["to_attempt"]) for e in plan_run["edges"] if e["kind"] == "artifact")
-    assert flows == [("prickle:tsk_impl_retry#2", "prickle:tsk_review_retry#1"),
-                     ("prickle:tsk_plan_retry#1", "prickle:tsk_impl_retry#1")]
+    assert flows == [
+        ("prickle:tsk_impl_retry#2", "prickle:tsk_review_retry#1"),
+        ("prickle:tsk_plan_retry#1", "prickle:tsk_impl_retry#1"),
+    ]
     written = {e["detail"]: e["attempt"] for e in plan_run["events"] if e["type"] == "artifact_written"}
     assert written == {a["id"]: a["producer"] for a in plan_run["artifacts"]}
 
@@ -620,31 +838,59 @@ def test_ocp_a_spawn_at_the_instant_a_revision_returns(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     shutil.copy(EVENTS, logs / "impl-events.jsonl")
-    child = dict(json.loads(SHIP.read_text()), id="tsk_followup", parent_task_id="tsk_impl_retry",
-                 created_at="2026-01-12T10:05:00Z", updated_at="2026-01-12T10:30:00Z", state="working",
-                 waiting_on=None)
+    child = dict(
+        json.loads(SHIP.read_text()),
+        id="tsk_followup",
+        parent_task_id="tsk_impl_retry",
+        created_at="2026-01-12T10:05:00Z",
+        updated_at="2026-01-12T10:30:00Z",
+        state="working",
+        waiting_on=None,
+    )
     child["packet"] = dict(child["packet"], depends_on=[])
     (logs / "followup.json").write_text(json.dumps(child))
     ingest([str(logs)], db=str(tmp_path / "s.duckdb"), workers=1)
     [path] = export_ocp(tmp_path / "ocp", db=str(tmp_path / "s.duckdb")).files
     doc = json.loads(Path(path).read_text())
     assert [(e["kind"], e["from_attempt"], e["to_attempt"]) for e in doc["edges"]] == [
-        ("spawn", "prickle:tsk_impl_retry#1", "prickle:tsk_followup#1")]
+        ("spawn", "prickle:tsk_impl_retry#1", "prickle:tsk_followup#1")
+    ]
 
 
 def test_ocp_verdicts_are_run_signals(exported):
     _db, _files, docs = exported
     plan_run = docs["prickle:tsk_plan_retry"]
     assert plan_run["run"]["signals"] == [
-        {"id": "sig:prickle:tsk_impl_retry#1:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "reject",
-         "observed_at": "2026-01-12T10:20:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#1",
-         "source": {"kind": "judge", "ref": "acme/planner"}},
-        {"id": "sig:prickle:tsk_impl_retry#2:criterion_0", "kind": "verdict", "name": "criterion_0", "value": "accept",
-         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2",
-         "source": {"kind": "user", "ref": "dana"}},
-        {"id": "sig:prickle:tsk_impl_retry#2:criterion_1", "kind": "verdict", "name": "criterion_1", "value": "accept",
-         "observed_at": "2026-01-12T11:15:00Z", "tier": "reported", "at_attempt": "prickle:tsk_impl_retry#2",
-         "source": {"kind": "user", "ref": "dana"}},
+        {
+            "id": "sig:prickle:tsk_impl_retry#1:criterion_0",
+            "kind": "verdict",
+            "name": "criterion_0",
+            "value": "reject",
+            "observed_at": "2026-01-12T10:20:00Z",
+            "tier": "reported",
+            "at_attempt": "prickle:tsk_impl_retry#1",
+            "source": {"kind": "judge", "ref": "acme/planner"},
+        },
+        {
+            "id": "sig:prickle:tsk_impl_retry#2:criterion_0",
+            "kind": "verdict",
+            "name": "criterion_0",
+            "value": "accept",
+            "observed_at": "2026-01-12T11:15:00Z",
+            "tier": "reported",
+            "at_attempt": "prickle:tsk_impl_retry#2",
+            "source": {"kind": "user", "ref": "dana"},
+        },
+        {
+            "id": "sig:prickle:tsk_impl_retry#2:criterion_1",
+            "kind": "verdict",
+            "name": "criterion_1",
+            "value": "accept",
+            "observed_at": "2026-01-12T11:15:00Z",
+            "tier": "reported",
+            "at_attempt": "prickle:tsk_impl_retry#2",
+            "source": {"kind": "user", "ref": "dana"},
+        },
     ]
     assert plan_run["producer"]["capabilities"]["signals"] is True
     others = [d for d in docs.values() if d is not plan_run]
@@ -655,30 +901,50 @@ def test_ocp_state_history_is_note_events(exported):
     _db, _files, docs = exported
 
     def notes(node: str) -> list[tuple]:
-        return [(e["at"][11:16], e["detail"]) for e in docs[node]["events"]
-                if e["type"] == "note" and e["node"] == node]
+        return [
+            (e["at"][11:16], e["detail"]) for e in docs[node]["events"] if e["type"] == "note" and e["node"] == node
+        ]
 
     assert notes("prickle:tsk_impl_retry") == [
-        ("09:25", "state accepted"), ("10:05", "state verifying"), ("10:20", "state working"),
-        ("11:15", "state completed")]
+        ("09:25", "state accepted"),
+        ("10:05", "state verifying"),
+        ("10:20", "state working"),
+        ("11:15", "state completed"),
+    ]
     assert notes("prickle:tsk_bump_retry") == [
-        ("12:10", "state requested"), ("12:11", "state routed"), ("12:12", "state accepted"),
-        ("12:20", "state working"), ("12:40", "state waiting, waiting on stopped"), ("12:50", "state working"),
-        ("13:00", "state cancelled")]
+        ("12:10", "state requested"),
+        ("12:11", "state routed"),
+        ("12:12", "state accepted"),
+        ("12:20", "state working"),
+        ("12:40", "state waiting, waiting on stopped"),
+        ("12:50", "state working"),
+        ("13:00", "state cancelled"),
+    ]
     note = next(e for e in docs["prickle:tsk_ship_retry"]["events"] if e["type"] == "note")
-    assert note == {"at": "2026-01-12T11:43:00Z", "type": "note", "node": "prickle:tsk_ship_retry",
-                    "detail": "state waiting, waiting on owner_approval",
-                    "ext": {"dev.sessiongraph.state": {"native_state": "waiting", "waiting_on": "owner_approval"}}}
-    seen = [(e["at"][11:16], e["attempt"], e["detail"]) for e in docs["prickle:tsk_plan_retry"]["events"]
-            if e["type"] == "signal_observed"]
-    assert seen == [("10:20", "prickle:tsk_impl_retry#1", "verdict criterion_0: reject"),
-                    ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_0: accept"),
-                    ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_1: accept")]
+    assert note == {
+        "at": "2026-01-12T11:43:00Z",
+        "type": "note",
+        "node": "prickle:tsk_ship_retry",
+        "detail": "state waiting, waiting on owner_approval",
+        "ext": {"dev.sessiongraph.state": {"native_state": "waiting", "waiting_on": "owner_approval"}},
+    }
+    seen = [
+        (e["at"][11:16], e["attempt"], e["detail"])
+        for e in docs["prickle:tsk_plan_retry"]["events"]
+        if e["type"] == "signal_observed"
+    ]
+    assert seen == [
+        ("10:20", "prickle:tsk_impl_retry#1", "verdict criterion_0: reject"),
+        ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_0: accept"),
+        ("11:15", "prickle:tsk_impl_retry#2", "verdict criterion_1: accept"),
+    ]
     # An open attempt has started but not settled.
     for node in ("prickle:tsk_lint_retry", "prickle:tsk_ship_retry"):
         assert [e["type"] for e in docs[node]["events"] if e.get("attempt")] == ["attempt_started"]
     assert [e["type"] for e in docs["prickle:tsk_bump_retry"]["events"] if e.get("attempt")] == [
-        "attempt_started", "attempt_settled"]
+        "attempt_started",
+        "attempt_settled",
+    ]
 
 
 def test_no_text_reaches_the_store_or_the_documents(exported):

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from ingest import registry
 from sessiongraph.cli import main
+from sessiongraph.ingest import registry
 from tests.conftest import MARKER, SAMPLES, plant_logs
 
 FAKE_KEY = "sk-proj-" + "Pr1vacyT3stK3yAbCdEf9876"  # assembled: no scanner should take this file for a leak
@@ -100,9 +100,26 @@ def test_the_store_holds_no_log_text(store):
 
 def test_query_outputs_hold_no_log_text(store):
     db, _ = store
-    tables = ["sessions", "calls", "file_events", "launches", "usage", "diagnostics", "documents", "ingested_files",
-              "ingests", "edges", "lineage", "runs", "run_sessions", "artifacts", "inference_diagnostics",
-              "session_overview", "usage_dedup", "all_edges"]
+    tables = [
+        "sessions",
+        "calls",
+        "file_events",
+        "launches",
+        "usage",
+        "diagnostics",
+        "documents",
+        "ingested_files",
+        "ingests",
+        "edges",
+        "lineage",
+        "runs",
+        "run_sessions",
+        "artifacts",
+        "inference_diagnostics",
+        "session_overview",
+        "usage_dedup",
+        "all_edges",
+    ]
     for table in tables:
         for fmt in ("csv", "json", "table"):
             assert MARKER not in cli("query", f"SELECT * FROM {table}", "--db", db, "--format", fmt), (table, fmt)
@@ -113,9 +130,12 @@ def test_listings_summaries_and_reports_hold_no_log_text(store, logs):
     outputs = [
         summary,
         cli("ingest", logs, "--db", db, "--workers", "1"),  # the text summary (every file unchanged now)
-        cli("runs", "--db", db), cli("runs", "--db", db, "--json"),
-        cli("sessions", "--db", db), cli("sessions", "--db", db, "--json"),
-        cli("report", "--db", db), cli("report", "--db", db, "--format", "html"),
+        cli("runs", "--db", db),
+        cli("runs", "--db", db, "--json"),
+        cli("sessions", "--db", db),
+        cli("sessions", "--db", db, "--json"),
+        cli("report", "--db", db),
+        cli("report", "--db", db, "--format", "html"),
     ]
     for out in outputs:
         assert MARKER not in out
@@ -144,8 +164,9 @@ def test_exports_hold_no_log_text(store, tmp_path, profile):
 
 def test_a_full_document_loses_its_ext_text_in_a_metadata_only_store(store):
     db, _ = store
-    doc = json.loads(cli("query", "SELECT document FROM documents WHERE run_id = 'acme-full-text'", "--db", db,
-                         "--format", "json"))[0]["document"]
+    doc = json.loads(
+        cli("query", "SELECT document FROM documents WHERE run_id = 'acme-full-text'", "--db", db, "--format", "json")
+    )[0]["document"]
     doc = json.loads(doc)
     assert doc["privacy"]["profile"] == "metadata_only" and "ext" not in doc["nodes"][0]
     assert len(doc["nodes"]) == 3  # the run itself is kept
@@ -166,10 +187,13 @@ def test_full_keeps_commands_and_descriptions_with_keys_masked(full_store):
     assert MARKER in text and FAKE_KEY not in text and "[REDACTED:openai]" in text
     con = duckdb.connect(str(full_store), read_only=True)
     try:
-        kept = dict(con.execute(
-            "SELECT s.harness, count(*) FROM calls c JOIN (SELECT DISTINCT session_id, harness FROM sessions) s"
-            " USING (session_id) WHERE contains(c.command, $m) OR contains(c.description, $m) GROUP BY ALL",
-            {"m": MARKER}).fetchall())
+        kept = dict(
+            con.execute(
+                "SELECT s.harness, count(*) FROM calls c JOIN (SELECT DISTINCT session_id, harness FROM sessions) s"
+                " USING (session_id) WHERE contains(c.command, $m) OR contains(c.description, $m) GROUP BY ALL",
+                {"m": MARKER},
+            ).fetchall()
+        )
         doc = con.execute("SELECT document FROM documents WHERE run_id = 'acme-full-text'").fetchall()[0][0]
     finally:
         con.close()
@@ -178,8 +202,9 @@ def test_full_keeps_commands_and_descriptions_with_keys_masked(full_store):
 
 
 def test_full_exports_carry_masked_text(full_store, tmp_path):
-    files = json.loads(cli("export", "ocp", "--out", tmp_path / "ocp", "--db", full_store, "--privacy", "full",
-                           "--json"))["files"]
+    files = json.loads(
+        cli("export", "ocp", "--out", tmp_path / "ocp", "--db", full_store, "--privacy", "full", "--json")
+    )["files"]
     docs = "".join(Path(f).read_text() for f in files)
     assert MARKER in docs and FAKE_KEY not in docs
     cli("export", "parquet", "--out", tmp_path / "ds", "--db", full_store, "--privacy", "full")
@@ -192,11 +217,13 @@ def test_full_exports_mask_keys_a_store_kept_unmasked(full_store, tmp_path):
     db = tmp_path / "old.duckdb"
     shutil.copy(full_store, db)
     con = duckdb.connect(str(db))
-    con.execute("UPDATE calls SET command = command || ' ' || $k, description = description || ' ' || $k",
-                {"k": FAKE_KEY})
+    con.execute(
+        "UPDATE calls SET command = command || ' ' || $k, description = description || ' ' || $k", {"k": FAKE_KEY}
+    )
     con.close()
-    files = json.loads(cli("export", "ocp", "--out", tmp_path / "ocp", "--db", db, "--privacy", "full",
-                           "--json"))["files"]
+    files = json.loads(cli("export", "ocp", "--out", tmp_path / "ocp", "--db", db, "--privacy", "full", "--json"))[
+        "files"
+    ]
     assert all(FAKE_KEY not in Path(f).read_text() for f in files)
     cli("export", "parquet", "--out", tmp_path / "ds", "--db", db, "--privacy", "full")
     edges = pl.read_parquet(tmp_path / "ds" / "edges" / "**" / "*.parquet", hive_partitioning=True)
@@ -220,8 +247,9 @@ def test_a_new_profile_rereads_every_file_and_scrubs_the_file(full_store, tmp_pa
 
 
 def test_an_unknown_profile_is_refused(tmp_path):
-    res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "codex"), "--db", str(tmp_path / "s.duckdb"),
-                                    "--privacy", "everything"])
+    res = CliRunner().invoke(
+        main, ["ingest", str(SAMPLES / "codex"), "--db", str(tmp_path / "s.duckdb"), "--privacy", "everything"]
+    )
     assert res.exit_code == 2 and "everything" in res.output
     from sessiongraph.errors import SessiongraphError
     from sessiongraph.pipeline import ingest
@@ -243,7 +271,7 @@ def test_the_marker_is_planted_as_a_comment_in_commands():
 def test_checkpoints_hold_no_log_text(logs, tmp_path, monkeypatch, profile):
     """A checkpoint's parser state and carried shell rows are compressed in the store, so the
     byte scan above cannot see into them: read them back and look."""
-    from ingest import resume
+    from sessiongraph.ingest import resume
     from sessiongraph.pipeline import ingest
 
     monkeypatch.setattr(resume, "MIN_BYTES", 0)  # every Claude and Codex file keeps a checkpoint

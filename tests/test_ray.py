@@ -45,8 +45,9 @@ def table(root: Path, name: str) -> pa.Table | None:
 
 
 def hashes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): pq.read_metadata(p).metadata[KEY_HASH]
-            for p in sorted(root.rglob("*.parquet"))}
+    return {
+        p.relative_to(root).as_posix(): pq.read_metadata(p).metadata[KEY_HASH] for p in sorted(root.rglob("*.parquet"))
+    }
 
 
 def assert_same_dataset(logs: Path, tmp_path: Path) -> None:
@@ -54,8 +55,11 @@ def assert_same_dataset(logs: Path, tmp_path: Path) -> None:
     local_out, ray_out = tmp_path / "local", tmp_path / "ray"
     ingest([str(logs)], db=str(local_db), workers=1)
     export_parquet(local_out, db=str(local_db))
-    res = CliRunner().invoke(main, ["ingest", str(logs), "--engine", "ray", "--db", str(ray_db),
-                                    "--out-parquet", str(ray_out), "--json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main,
+        ["ingest", str(logs), "--engine", "ray", "--db", str(ray_db), "--out-parquet", str(ray_out), "--json"],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     assert '"dataset"' in res.output
     assert hashes(local_out) and any((local_out / "edges").rglob("*.parquet"))
@@ -92,8 +96,9 @@ def test_local_engine_never_imports_ray(tmp_path):
 
 def test_ray_missing_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "codex"), "--engine", "ray",
-                                    "--db", str(tmp_path / "s.duckdb")])
+    res = CliRunner().invoke(
+        main, ["ingest", str(SAMPLES / "codex"), "--engine", "ray", "--db", str(tmp_path / "s.duckdb")]
+    )
     assert res.exit_code == 1
     assert res.output.startswith("Error: the ray engine needs Ray: pip install 'sessiongraph[ray]'")
     assert not (tmp_path / "s.duckdb").exists()  # refused before the store was touched

@@ -44,18 +44,27 @@ def q(db, sql, params=None):
 def costs_by_record(db, since=None):
     """Dollars per (day, harness, model) and per run, one usage record at a time."""
     prices = PriceTable.load()
-    rows = q(db, """
+    rows = q(
+        db,
+        """
         SELECT u.*, m.run_id, (SELECT any_value(harness) FROM sessions s WHERE s.session_id = u.session_id) AS harness,
                strftime(timezone('UTC', coalesce(u.ts, (SELECT min(started_at) FROM sessions s
                         WHERE s.session_id = u.session_id))), '%Y-%m-%d') AS day
         FROM usage_dedup u JOIN run_sessions m USING (session_id) JOIN runs r USING (run_id)
-        WHERE $1::TIMESTAMPTZ IS NULL OR r.ended_at IS NULL OR r.ended_at >= $1::TIMESTAMPTZ""", [since])
+        WHERE $1::TIMESTAMPTZ IS NULL OR r.ended_at IS NULL OR r.ended_at >= $1::TIMESTAMPTZ""",
+        [since],
+    )
     by_series, by_run, unpriced = defaultdict(float), defaultdict(float), defaultdict(int)
     for r in rows.iter_rows(named=True):
         tokens = r["input_tokens"] + r["output_tokens"] + r["cache_read_tokens"] + r["cache_creation_tokens"]
-        usd = prices.usd(r["model"], input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
-                         cache_read_tokens=r["cache_read_tokens"], cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
-                         cache_creation_1h_tokens=r["cache_creation_1h_tokens"])
+        usd = prices.usd(
+            r["model"],
+            input_tokens=r["input_tokens"],
+            output_tokens=r["output_tokens"],
+            cache_read_tokens=r["cache_read_tokens"],
+            cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
+            cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
+        )
         key = (r["day"], r["harness"], normalise_model(r["model"]) or "(none)")
         if usd is None:
             unpriced[key] += tokens
@@ -67,8 +76,11 @@ def costs_by_record(db, since=None):
 
 def test_runs_per_day(db, built):
     full, _ = built
-    want = q(db, "SELECT strftime(timezone('UTC', started_at), '%Y-%m-%d') AS d, count(*) AS n, sum(n_sessions) AS s "
-                 "FROM runs GROUP BY d ORDER BY d")
+    want = q(
+        db,
+        "SELECT strftime(timezone('UTC', started_at), '%Y-%m-%d') AS d, count(*) AS n, sum(n_sessions) AS s "
+        "FROM runs GROUP BY d ORDER BY d",
+    )
     got = full.per_day.filter(full.per_day["runs"] > 0)
     assert [(str(d), n, s) for d, n, s in got.select("day", "runs", "sessions").iter_rows()] == list(want.iter_rows())
     assert full.runs.height == q(db, "SELECT count(*) FROM runs").item() > 20
@@ -84,7 +96,9 @@ def test_dollars_per_day_by_harness_and_model(db, built):
         assert got[key] == pytest.approx(usd, abs=1e-5), key
     # unknown models are n/a with their tokens, never $0
     none = full.cost.filter(full.cost["usd"].is_null())
-    assert {(str(d), h, m): t for d, h, m, t in none.select("day", "harness", "model", "tokens").iter_rows()} == dict(unpriced)
+    assert {(str(d), h, m): t for d, h, m, t in none.select("day", "harness", "model", "tokens").iter_rows()} == dict(
+        unpriced
+    )
     assert ("2025-12-03", "codex", "gpt-5.5") in unpriced
 
 
@@ -95,15 +109,21 @@ def test_most_expensive_runs(db, built):
     got = full.top_runs.select("run_id", "usd").rows()
     assert [r for r, _ in got] == [r for r, _ in want]
     assert [u for _, u in got] == pytest.approx([u for _, u in want], abs=1e-5)
-    assert got[0][0] == q(db, "SELECT run_id FROM run_sessions WHERE session_id LIKE 'claude-code:b720e73d%' LIMIT 1").item()
+    assert (
+        got[0][0]
+        == q(db, "SELECT run_id FROM run_sessions WHERE session_id LIKE 'claude-code:b720e73d%' LIMIT 1").item()
+    )
 
 
 def test_subagent_and_launch_counts(db, built):
     full, _ = built
-    want = q(db, """SELECT s.harness, count(*) AS sessions, count(*) FILTER (WHERE m.via = 'spawn') AS subagents,
+    want = q(
+        db,
+        """SELECT s.harness, count(*) AS sessions, count(*) FILTER (WHERE m.via = 'spawn') AS subagents,
                            count(*) FILTER (WHERE m.via = 'launch') AS launched
                     FROM run_sessions m JOIN (SELECT DISTINCT session_id, harness FROM sessions) s USING (session_id)
-                    GROUP BY 1 ORDER BY 1""")
+                    GROUP BY 1 ORDER BY 1""",
+    )
     assert full.spawned.rows() == want.rows()
     assert int(full.spawned["subagents"].sum()) == q(db, "SELECT count(*) FROM run_sessions WHERE via = 'spawn'").item()
     assert int(full.spawned["launched"].sum()) == q(db, "SELECT count(*) FROM run_sessions WHERE via = 'launch'").item()
@@ -111,8 +131,11 @@ def test_subagent_and_launch_counts(db, built):
 
 def test_tier_mix_of_all_edges(db, built):
     full, _ = built
-    want = q(db, "SELECT kind, tier, count(*) FROM (SELECT kind, tier FROM edges UNION ALL SELECT kind, tier FROM lineage) "
-                 "GROUP BY ALL ORDER BY ALL")
+    want = q(
+        db,
+        "SELECT kind, tier, count(*) FROM (SELECT kind, tier FROM edges UNION ALL SELECT kind, tier FROM lineage) "
+        "GROUP BY ALL ORDER BY ALL",
+    )
     assert full.tiers.rows() == want.rows()
     assert {"verified", "heuristic", "reported"} <= set(full.tiers["tier"])
 
@@ -133,8 +156,12 @@ def test_since_keeps_runs_active_on_or_after_it(db, built):
     _, by_run, _ = costs_by_record(db, SINCE)
     assert recent.cost["usd"].sum() == pytest.approx(sum(by_run.values()), abs=1e-5)
     members = q(db, "SELECT session_id FROM run_sessions WHERE list_contains($1, run_id)", [want])["session_id"]
-    edges = q(db, "SELECT count(*) FROM all_edges WHERE list_contains($1, run_id) OR list_contains($2, src) "
-                  "OR list_contains($2, dst)", [want, members.to_list()]).item()
+    edges = q(
+        db,
+        "SELECT count(*) FROM all_edges WHERE list_contains($1, run_id) OR list_contains($2, src) "
+        "OR list_contains($2, dst)",
+        [want, members.to_list()],
+    ).item()
     assert int(recent.tiers["edges"].sum()) == edges
 
 
@@ -145,8 +172,14 @@ def test_text_report_through_the_cli(db):
     assert out.startswith("sessiongraph report\n")
     assert re.search(rf"^\s+runs: {q(db, 'SELECT count(*) FROM runs').item()}$", out, re.M)
     assert re.search(r"^2025-12-03\s+codex\s+gpt-5\.5\s+86480\s+n/a$", out, re.M)  # unknown model: n/a
-    for title in ("Runs and dollars per day (UTC)", "Dollars per day by harness and model", "Most expensive runs",
-                  "Subagents and launched sessions by harness", "Tier mix of all edges", "Diagnostics"):
+    for title in (
+        "Runs and dollars per day (UTC)",
+        "Dollars per day by harness and model",
+        "Most expensive runs",
+        "Subagents and launched sessions by harness",
+        "Tier mix of all edges",
+        "Diagnostics",
+    ):
         assert f"\n{title}" in out
 
 
@@ -164,7 +197,10 @@ def test_html_report_is_self_contained_with_a_chart(db, built, tmp_path):
     assert len(re.findall(r'<rect class="hc-\d+ shade-\d"', charts[1])) == priced.height
     assert len(re.findall(r'<rect class="hc-1"', charts[0])) == full.per_day.filter(full.per_day["runs"] > 0).height
     assert 'id="unpriced"' in page and "gpt-5.5" in page
-    assert len(re.findall(r"<tr>", page.split('id="top-runs"')[1].split("<tbody>")[1].split("</tbody>")[0])) == report.TOP_RUNS
+    assert (
+        len(re.findall(r"<tr>", page.split('id="top-runs"')[1].split("<tbody>")[1].split("</tbody>")[0]))
+        == report.TOP_RUNS
+    )
 
 
 def test_report_errors(db, tmp_path):

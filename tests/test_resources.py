@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ingest import discover
+from sessiongraph.ingest import discover
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -87,15 +87,27 @@ def test_a_100_mb_line_is_read_within_the_memory_bound(tmp_path):
     """One tool result of 100 MB on one line: parsed, its call answered, peak RSS under 1 GB."""
     sid = "22222222-3333-4444-8555-666666666666"
     base = {"sessionId": sid, "cwd": "/w", "version": "2.1.39", "parentUuid": None, "isSidechain": False}
-    call = {**base, "type": "assistant", "uuid": "a1", "timestamp": "2026-01-02T03:04:05.000Z",
-            "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-5",
-                        "content": [{"type": "tool_use", "id": "toolu_big", "name": "Read",
-                                     "input": {"file_path": "/w/big.txt"}}],
-                        "usage": {"input_tokens": 3, "output_tokens": 5}}}
+    call = {
+        **base,
+        "type": "assistant",
+        "uuid": "a1",
+        "timestamp": "2026-01-02T03:04:05.000Z",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "model": "claude-opus-4-5",
+            "content": [{"type": "tool_use", "id": "toolu_big", "name": "Read", "input": {"file_path": "/w/big.txt"}}],
+            "usage": {"input_tokens": 3, "output_tokens": 5},
+        },
+    }
     body = "x" * (100 * 1024 * 1024)
-    result = {**base, "type": "user", "uuid": "u2", "timestamp": "2026-01-02T03:04:09.000Z",
-              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big",
-                                                       "content": body}]}}
+    result = {
+        **base,
+        "type": "user",
+        "uuid": "u2",
+        "timestamp": "2026-01-02T03:04:09.000Z",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big", "content": body}]},
+    }
     logs = tmp_path / "logs"
     logs.mkdir()
     with open(logs / f"{sid}.jsonl", "w") as fh:
@@ -103,8 +115,13 @@ def test_a_100_mb_line_is_read_within_the_memory_bound(tmp_path):
         fh.write(json.dumps(result) + "\n")
     del body, result
     db = tmp_path / "s.duckdb"
-    out = subprocess.run([sys.executable, "-c", BIG_LINE_SCRIPT, str(logs), str(db)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", BIG_LINE_SCRIPT, str(logs), str(db)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["read"] == 1 and report["diagnostics"] == {}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from polars.testing import assert_frame_equal
 
-from ingest import claude_code, codex, resume
-from ingest.discover import classify
+from sessiongraph.ingest import claude_code, codex, resume
+from sessiongraph.ingest.discover import classify
 from tests.conftest import CORPUS, SAMPLES
 
 RESUMABLE = {"claude-code": claude_code, "codex": codex}

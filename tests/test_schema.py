@@ -6,7 +6,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.frames import SCHEMAS, Frames
 from sessiongraph.store import INFERENCE_TABLES, Store
 
 DUCK_TYPES = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.secrets import RULES, mask
+from sessiongraph.ingest.secrets import RULES, mask
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -33,8 +33,7 @@ POSITIVES = [
     (f"jwt: {JWT}", "jwt: [REDACTED:jwt]"),
     (f"key.pem:\n{PEM}\nnext line", "key.pem:\n[REDACTED:private_key]\nnext line"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "[REDACTED:private_key]"),  # cut off: all of it
-    ('curl -H "Authorization: Bearer abc123def456ghi789jkl" x',
-     'curl -H "Authorization: Bearer [REDACTED:bearer]" x'),
+    ('curl -H "Authorization: Bearer abc123def456ghi789jkl" x', 'curl -H "Authorization: Bearer [REDACTED:bearer]" x'),
     ("curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' x", "curl -H 'Authorization: Basic [REDACTED:basic]' x"),
     ("mysql -u root --password=hunter22 db", "mysql -u root --password=[REDACTED:password] db"),
     ("psql --password s3cretpw", "psql --password [REDACTED:password]"),
@@ -70,7 +69,9 @@ NEGATIVES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "want"), POSITIVES, ids=[w.split("[REDACTED:")[1].split("]")[0] for _, w in POSITIVES])
+@pytest.mark.parametrize(
+    ("text", "want"), POSITIVES, ids=[w.split("[REDACTED:")[1].split("]")[0] for _, w in POSITIVES]
+)
 def test_secrets_are_masked(text, want):
     assert mask(text) == want
     assert mask(want) == want  # idempotent: masking an export of a masked store changes nothing

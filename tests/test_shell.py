@@ -6,13 +6,14 @@ import random
 
 import pytest
 
-from ingest.shell import FileOp, Launch, file_ops, launches
+from sessiongraph.ingest.shell import FileOp, Launch, file_ops, launches
 
 CWD = "/repo"
 
 
-def L(harness="codex", print_mode=True, cwd=CWD, background=False, looped=False,
-      output_file=None, resume=False, segment=0) -> Launch:
+def L(
+    harness="codex", print_mode=True, cwd=CWD, background=False, looped=False, output_file=None, resume=False, segment=0
+) -> Launch:
     return Launch(harness, print_mode, cwd, background, looped, output_file, resume, segment)
 
 
@@ -52,7 +53,7 @@ LAUNCH_CASES = [
     ("exec claude -p x", [L("claude-code")]),
     ("setsid codex exec x", [L(background=True)]),
     ("bash -lc 'codex exec \"x\"'", [L()]),
-    ('sh -c "cd sub && claude -p \'hi\'"', [L("claude-code", cwd="/repo/sub")]),
+    ("sh -c \"cd sub && claude -p 'hi'\"", [L("claude-code", cwd="/repo/sub")]),
     ("zsh -c 'pi -p hi'", [L("pi")]),
     ("eval 'codex exec x'", [L()]),
     ("npx @openai/codex exec x", [L()]),
@@ -74,10 +75,8 @@ LAUNCH_CASES = [
     ("cd ~/proj && codex exec x", [L(cwd=None)]),
     ("cd - && codex exec x", [L(cwd=None)]),
     ('cd "$DIR" && codex exec x', [L(cwd=None)]),
-    ("pushd sub && codex exec x && popd && codex exec y",
-     [L(cwd="/repo/sub"), L(segment=1)]),
-    ("(cd /srv && codex exec x) & codex exec y",
-     [L(cwd="/srv", background=True), L(segment=1)]),
+    ("pushd sub && codex exec x && popd && codex exec y", [L(cwd="/repo/sub"), L(segment=1)]),
+    ("(cd /srv && codex exec x) & codex exec y", [L(cwd="/srv", background=True), L(segment=1)]),
     ("env -C sub codex exec x", [L(cwd="/repo/sub")]),
     # background, loops, resume, output file, several launches
     ('codex exec "x" &', [L(background=True)]),
@@ -85,15 +84,14 @@ LAUNCH_CASES = [
     ("codex exec a && claude -p b &", [L(background=True), L("claude-code", background=True, segment=1)]),
     ("codex exec a | tee out.log", [L()]),
     ('for t in a b c; do codex exec "do $t"; done', [L(looped=True)]),
-    ("for t in a b; do\n  claude -p \"$t\"\ndone\ncodex exec after", [L("claude-code", looped=True), L(segment=1)]),
+    ('for t in a b; do\n  claude -p "$t"\ndone\ncodex exec after', [L("claude-code", looped=True), L(segment=1)]),
     ('while read -r f; do claude -p "review $f" </dev/null; done < files.txt', [L("claude-code", looped=True)]),
     ("until codex exec check; do sleep 5; done", [L(looped=True)]),
     ('cat tasks.txt | xargs -I{} codex exec "{}"', [L(looped=True)]),
     ("ls *.md | xargs -n 1 -P 4 claude -p", [L("claude-code", looped=True)]),
     ("parallel -j4 codex exec {} ::: a b", [L(looped=True)]),
     ("ls -d */ | xargs -I{} sh -c 'cd {} && codex exec x'", [L(cwd=None, looped=True)]),
-    ("for d in $(claude -p 'list dirs'); do codex exec \"$d\"; done",
-     [L("claude-code"), L(looped=True, segment=1)]),
+    ("for d in $(claude -p 'list dirs'); do codex exec \"$d\"; done", [L("claude-code"), L(looped=True, segment=1)]),
     ("find . -name '*.md' -exec claude -p summarise {} \\;", [L("claude-code", looped=True)]),
     ('codex exec resume --last "continue"', [L(resume=True)]),
     ("codex resume 0199aaaa", [L(print_mode=False, resume=True)]),
@@ -101,8 +99,7 @@ LAUNCH_CASES = [
     ('claude --resume abc123 -p "go on"', [L("claude-code", resume=True)]),
     ("codex exec -o out/last.md x", [L(output_file="/repo/out/last.md")]),
     ("codex exec --output-last-message=/tmp/o.txt x", [L(output_file="/tmp/o.txt")]),
-    ("codex exec a && claude -p b; gemini -p c",
-     [L(), L("claude-code", segment=1), L("gemini-cli", segment=2)]),
+    ("codex exec a && claude -p b; gemini -p c", [L(), L("claude-code", segment=1), L("gemini-cli", segment=2)]),
     ('OUT=$(claude -p "name it")', [L("claude-code")]),
     ('echo "do it" | codex exec -', [L()]),
     ("codex exec - <<'EOF'\nWrite the report\nEOF", [L()]),
@@ -135,7 +132,7 @@ LAUNCH_CASES = [
     ("rg 'codex exec' src/", []),
     ("git log --grep=codex", []),
     ("cat codex.md", []),
-    ('python -c "import os; os.system(\'claude -p hi\')"', []),
+    ("python -c \"import os; os.system('claude -p hi')\"", []),
     ("printf '%s\\n' 'pi -p x'", []),
     ("pip install codex", []),
     ("pipx run pi", []),
@@ -216,8 +213,10 @@ FILE_CASES = [
     ("sudo tee /etc/app.conf <<EOF\nk=v\nEOF", [W("/etc/app.conf", "tee")]),
     ("cp a.txt b.txt", [R("/repo/a.txt", "cp"), W("/repo/b.txt", "cp")]),
     ("cp -r src/ backup/", [R("/repo/src", "cp"), W("/repo/backup/src", "cp")]),
-    ("cp a.txt b.txt dest", [R("/repo/a.txt", "cp"), W("/repo/dest/a.txt", "cp"),
-                             R("/repo/b.txt", "cp"), W("/repo/dest/b.txt", "cp")]),
+    (
+        "cp a.txt b.txt dest",
+        [R("/repo/a.txt", "cp"), W("/repo/dest/a.txt", "cp"), R("/repo/b.txt", "cp"), W("/repo/dest/b.txt", "cp")],
+    ),
     ("cp -t out a.txt", [R("/repo/a.txt", "cp"), W("/repo/out/a.txt", "cp")]),
     ("mv old.py new.py", [D("/repo/old.py", "mv"), W("/repo/new.py", "mv")]),
     ("mv draft.md docs/", [D("/repo/draft.md", "mv"), W("/repo/docs/draft.md", "mv")]),
@@ -257,11 +256,20 @@ FILE_CASES = [
     ("diff -u a.txt b.txt", [R("/repo/a.txt", "diff"), R("/repo/b.txt", "diff")]),
     ("git diff HEAD -- x.py && git add x.py && git commit -m 'x > y'", []),
     ("git show HEAD:README.md", []),
-    (PATCH, [W("/repo/docs/new.md", "apply_patch"), W("/repo/src/app.py", "apply_patch"),
-             D("/repo/src/old_name.py", "apply_patch"), W("/repo/src/new_name.py", "apply_patch"),
-             D("/repo/tmp/scratch.txt", "apply_patch")]),
-    ("cd pkg && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch\nEOF",
-     [W("/repo/pkg/a.py", "apply_patch")]),
+    (
+        PATCH,
+        [
+            W("/repo/docs/new.md", "apply_patch"),
+            W("/repo/src/app.py", "apply_patch"),
+            D("/repo/src/old_name.py", "apply_patch"),
+            W("/repo/src/new_name.py", "apply_patch"),
+            D("/repo/tmp/scratch.txt", "apply_patch"),
+        ],
+    ),
+    (
+        "cd pkg && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch\nEOF",
+        [W("/repo/pkg/a.py", "apply_patch")],
+    ),
     ('codex exec -o result.md "x"', [W("/repo/result.md", "codex -o")]),
     ("cat $FILE", []),
     ('cat "$(ls | head -1)"', []),
@@ -273,7 +281,7 @@ FILE_CASES = [
     ("cat a.txt; cat a.txt > b.txt; head a.txt", [R("/repo/a.txt", "cat"), W("/repo/b.txt", ">")]),
     ('for f in a b; do cat "$f"; done', []),
     ("while read l; do echo $l; done < list.txt", [R("/repo/list.txt", "<")]),
-    ("for f in $(cat list.txt); do wc -l \"$f\"; done", [R("/repo/list.txt", "cat")]),
+    ('for f in $(cat list.txt); do wc -l "$f"; done', [R("/repo/list.txt", "cat")]),
     ("cat file.txt | grep foo | wc -l", [R("/repo/file.txt", "cat")]),
     ("find . -name '*.tmp' -exec rm {} \\;", []),
     ("cat README.md # > not-a-file", [R("/repo/README.md", "cat")]),
@@ -297,11 +305,66 @@ def test_windows_cwd() -> None:
     assert file_ops("cat notes.md", "C:\\Users\\dev\\repo") == [R("C:/Users/dev/repo/notes.md", "cat")]
 
 
-_FRAGMENTS = ["'", '"', "$(", ")", "`", "<<", "<<-", "EOF", "\x00", "é", "😀", "\\", "&&", "||", "|",
-              ";", "&", "(", "((", "{", "}", "${", "<(", ">", ">>", "2>&1", "<", "\n", " ", "\t",
-              "codex exec", "claude -p", "cd ", "cd ..", "bash -lc ", "sh -c", "eval", "for x in y; do",
-              "done", "xargs", "nohup", "cat", "cp a", "mv", "rm -rf", "tee", "sed -i", "*** Add File: ",
-              "apply_patch", "#", "~", "-C", "--cd=", "-o", "find . -exec", "\\;", "$'", "npx"]
+_FRAGMENTS = [
+    "'",
+    '"',
+    "$(",
+    ")",
+    "`",
+    "<<",
+    "<<-",
+    "EOF",
+    "\x00",
+    "é",
+    "😀",
+    "\\",
+    "&&",
+    "||",
+    "|",
+    ";",
+    "&",
+    "(",
+    "((",
+    "{",
+    "}",
+    "${",
+    "<(",
+    ">",
+    ">>",
+    "2>&1",
+    "<",
+    "\n",
+    " ",
+    "\t",
+    "codex exec",
+    "claude -p",
+    "cd ",
+    "cd ..",
+    "bash -lc ",
+    "sh -c",
+    "eval",
+    "for x in y; do",
+    "done",
+    "xargs",
+    "nohup",
+    "cat",
+    "cp a",
+    "mv",
+    "rm -rf",
+    "tee",
+    "sed -i",
+    "*** Add File: ",
+    "apply_patch",
+    "#",
+    "~",
+    "-C",
+    "--cd=",
+    "-o",
+    "find . -exec",
+    "\\;",
+    "$'",
+    "npx",
+]
 
 
 def _garbage(rng: random.Random) -> str:
@@ -312,9 +375,24 @@ def test_never_raises() -> None:
     rng = random.Random(20240611)
     inputs: list[object] = [_garbage(rng) for _ in range(400)]
     inputs += ["".join(chr(rng.randint(0, 0x10FFFF) % 0xD800) for _ in range(300)) for _ in range(30)]
-    inputs += ["codex exec x && " * 20000, "$(" * 20000, "(" * 20000, "'" * 5001, '"' * 5001,
-               "`" * 5001, "<<EOF\n" * 5000, "bash -c '" * 2000, "a" * 1_000_000, "cat a\n" * 100_000,
-               None, 123, b"codex exec", ["codex", "exec"], "", "\x00codex exec\x00"]
+    inputs += [
+        "codex exec x && " * 20000,
+        "$(" * 20000,
+        "(" * 20000,
+        "'" * 5001,
+        '"' * 5001,
+        "`" * 5001,
+        "<<EOF\n" * 5000,
+        "bash -c '" * 2000,
+        "a" * 1_000_000,
+        "cat a\n" * 100_000,
+        None,
+        123,
+        b"codex exec",
+        ["codex", "exec"],
+        "",
+        "\x00codex exec\x00",
+    ]
     for cwd in (CWD, None, "", "relative/dir", 42):
         for text in inputs[:50] if cwd != CWD else inputs:
             out_l, out_f = launches(text, cwd), file_ops(text, cwd)  # type: ignore[arg-type]

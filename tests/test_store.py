@@ -79,7 +79,14 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
     # the Gemini sample launches one more Claude session.
     assert data["sessions_by_harness"] == {
-        "claude-code": 29, "codex": 16, "gemini-cli": 2, "ocp": 2, "omp": 9, "opencode": 6, "pi": 3, "prickle": 11,
+        "claude-code": 29,
+        "codex": 16,
+        "gemini-cli": 2,
+        "ocp": 2,
+        "omp": 9,
+        "opencode": 6,
+        "pi": 3,
+        "prickle": 11,
     }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ingest.registry import load
+from sessiongraph.ingest.registry import load
 
 ENGINES: dict[str, str] = {
     "local": "sessiongraph.engines.local",

@@ -34,9 +34,9 @@ from collections.abc import Iterator
 import polars as pl
 import pyarrow as pa
 
-from ingest.discover import Found
-from ingest.frames import SCHEMAS, Frames
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.discover import Found
+from sessiongraph.ingest.frames import SCHEMAS, Frames
 
 # Files per Ray task: enough to amortise task overhead, few enough to balance a skewed archive
 # (one 50 MB transcript next to many small ones).
@@ -85,10 +85,19 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
         items = []
         for i, job in enumerate(jobs):
             problem = job.item if isinstance(job.item, Found) else None  # a folder discovery could not walk
-            items.append({"i": i, "path": problem.path if problem else job.item,
-                          "skip_reason": problem.skip_reason if problem else None, "privacy": job.privacy})
+            items.append(
+                {
+                    "i": i,
+                    "path": problem.path if problem else job.item,
+                    "skip_reason": problem.skip_reason if problem else None,
+                    "privacy": job.privacy,
+                }
+            )
         ds = ray.data.from_items(items).map_batches(
-            parse_batch, batch_format="pyarrow", batch_size=FILES_PER_TASK, concurrency=workers,
+            parse_batch,
+            batch_format="pyarrow",
+            batch_size=FILES_PER_TASK,
+            concurrency=workers,
         )
         for block in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             for i, found, frames in unpack(block):
@@ -107,8 +116,12 @@ def parse_batch(batch: pa.Table) -> pa.Table:
     from sessiongraph.pipeline import parse_path
 
     rows = batch.to_pylist()
-    done = [parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
-                       privacy=r["privacy"])[:2] for r in rows]
+    done = [
+        parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"], privacy=r["privacy"])[
+            :2
+        ]
+        for r in rows
+    ]
     parsed = [frames.tables() for _found, frames in done]
     columns = {
         "i": pa.array([r["i"] for r in rows], pa.int64()),
@@ -129,11 +142,12 @@ def parse_batch(batch: pa.Table) -> pa.Table:
 
 def unpack(block: pa.Table) -> Iterator[tuple[int, Found, Frames]]:
     """The ``(i, found, frames)`` of every file in a block that ``parse_batch`` made."""
-    from inference.edges import conform
+    from sessiongraph.inference.edges import conform
 
     index = block.column("i").to_pylist()
-    found = [Found(*f) for f in zip(*(block.column(c).to_pylist() for c in ("path", "harness", "skip_reason")),
-                                     strict=True)]
+    found = [
+        Found(*f) for f in zip(*(block.column(c).to_pylist() for c in ("path", "harness", "skip_reason")), strict=True)
+    ]
     per_frame = {}
     for name, schema in SCHEMAS.items():
         lists = block.column(name).combine_chunks()
