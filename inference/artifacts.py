@@ -5,7 +5,9 @@ own ``parsed_cmd`` reads) and from shell commands (``ingest.shell_facts``: heuri
 write is a new **version** of its path; a read joins the latest earlier version written by another
 session, and the edge takes the weaker tier of its two ends (both are kept, with the lag). One
 edge per version and reading session: the first read, at the strongest tier seen. Reads of files
-nobody wrote, and reads before the first write, are counted per session, not dropped.
+nobody wrote, and reads before the first write, are counted per session, not dropped. A read or
+write with no valid time cannot be placed before or after anything: it joins no flow and is
+counted per session (``invalid_time``), never given a neighbour's time.
 ``codex exec -o FILE`` is written by the launched Codex session, not the shell that ran it.
 """
 
@@ -56,8 +58,7 @@ def all_events(frames: Frames, done: Inferred) -> pl.DataFrame:
     # The same touch seen twice (a Codex parsed_cmd read and our own parse of that command):
     # keep the strongest tier.
     return (
-        events.filter(pl.col("ts").is_not_null())
-        .with_columns(r=rank("tier"))
+        events.with_columns(r=rank("tier"))
         .sort("r")
         .unique(["session_id", "call_id", "path", "op"], keep="first", maintain_order=True)
         .drop("r")
@@ -67,6 +68,8 @@ def all_events(frames: Frames, done: Inferred) -> pl.DataFrame:
 
 def artifacts(frames: Frames, done: Inferred) -> PassResult:
     events = all_events(frames, done)
+    untimed = events.filter(pl.col("ts").is_null() & pl.col("op").is_in(["read", "write"]))
+    events = events.filter(pl.col("ts").is_not_null())
     writes = (
         events.filter(pl.col("op") == "write")
         .with_columns(version=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("path"))
@@ -116,6 +119,12 @@ def artifacts(frames: Frames, done: Inferred) -> PassResult:
         [
             diag_rows(NAME, "read_unwritten", _per_session(unwritten), "reads of files no logged session wrote"),
             diag_rows(NAME, "read_before_write", _per_session(early), "reads before any other session wrote the file"),
+            diag_rows(
+                NAME,
+                "invalid_time",
+                untimed.group_by("session_id").agg(count=pl.len()).sort("session_id"),
+                "reads and writes with no valid time: joined no flow",
+            ),
         ]
     )
     return PassResult(

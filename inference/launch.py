@@ -1,11 +1,19 @@
 """launch: a shell call that ran another harness's CLI <-> the session that CLI wrote.
 
 A launched session must be of the launched harness, a top-level session, in the call's effective
-cwd, and must start while the call ran (plus ``SLACK``; a backgrounded or unanswered call gets
-``BACKGROUND_WINDOW`` after its start). It is ``verified`` when its id was printed into the call's
-captured output (``codex exec`` prints ``session id: ...``, ``claude -p --output-format json``
-prints ``session_id``), else ``heuristic``. The child's own print-mode marker corroborates; an
-interactive child is never matched to a print-mode call. Any harness's session can be a launcher.
+cwd (never another workspace, however close in time), and must start while the call ran (plus
+``SLACK``; a backgrounded call (``&``, ``nohup``, ``run_in_background``, a result that came back
+with the process still running) or an unanswered one gets ``BACKGROUND_WINDOW`` after its start).
+It is ``verified`` when its id was printed into the call's captured output (``codex exec`` prints
+``session id: ...``, ``claude -p --output-format json`` prints ``session_id``), else
+``heuristic``. The child's own print-mode marker corroborates; an interactive child is never
+matched to a print-mode call. Any harness's session can be a launcher. A launch read from a
+workspace script the call ran (``ingest.shell_facts``) names the script in its evidence.
+
+Claims are made strongest first, then closest in time: each launch claims one session (a looped
+one, any number within its window) and no session is claimed twice, so a launch whose closest
+session went to a better claim takes its next one. A launch with no valid time joins nothing and
+is counted (``invalid_time``).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ _LAUNCH = pl.Schema(
         "background": pl.Boolean,
         "looped": pl.Boolean,
         "resume": pl.Boolean,
+        "script": pl.String,
         "call_start": TS,
         "call_end": TS,
         "output_ids": pl.List(pl.String),
@@ -63,6 +72,7 @@ def launch_table(frames: Frames) -> pl.DataFrame:
         pl.col("background").fill_null(False),
         pl.col("looped").fill_null(False),
         pl.col("resume").fill_null(False),
+        "script",
         pl.col("ts").alias("call_start"),
         "call_end",
         pl.col("output_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
@@ -147,23 +157,20 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     )
     # One child per launch (a loop may start several), one launcher per child; the strongest
     # tier first, then the smallest lag. Extra candidates are counted as ambiguous.
-    order = [pl.col("tier") != "verified", "lag_s"]
-    per_launch = cands.sort(order).with_columns(
-        n=pl.len().over("session_id", "call_id", "segment"),
-        pos=pl.int_range(pl.len()).over("session_id", "call_id", "segment"),
+    keys = ["session_id", "call_id", "segment"]
+    order = [pl.col("tier") != "verified", "lag_s", "call_start", *keys, "child"]
+    cands = cands.sort(order, nulls_last=True).with_columns(
+        n=pl.len().over(keys), n_child=pl.len().over("child"), pos=pl.int_range(pl.len()).over(keys)
     )
-    chosen = per_launch.filter(pl.col("looped") | (pl.col("pos") == 0))
-    chosen = chosen.sort(order).with_columns(
-        n_child=pl.len().over("child"), pos_child=pl.int_range(pl.len()).over("child")
-    )
-    edges = chosen.filter(pl.col("pos_child") == 0)
-
+    edges = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
+    chosen = edges
     evidence = pl.concat_str(
         [
             pl.col("target") + pl.lit(" launched from a shell call"),
             pl.when(pl.col("by_id")).then(pl.lit("session id in the call's output")),
             pl.when(pl.col("in_window")).then(pl.lit("same cwd, started during the call")),
             pl.when(pl.col("marker")).then(pl.lit("entrypoint ") + pl.col("child_entry")),
+            pl.when(pl.col("script").is_not_null()).then(pl.lit("through the workspace script ") + pl.col("script")),
         ],
         separator="; ",
         ignore_nulls=True,
@@ -187,17 +194,39 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             diag_rows(
                 NAME,
                 "ambiguous_launch",
-                per_launch.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped")),
+                cands.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped")),
                 pl.col("n").cast(pl.String) + pl.lit(" candidate sessions; kept the closest"),
             ),
             diag_rows(
                 NAME,
                 "ambiguous_launcher",
-                chosen.filter((pl.col("pos_child") == 0) & (pl.col("n_child") > 1)).rename(
-                    {"session_id": "launcher", "child": "session_id"}
-                ),
+                chosen.filter(pl.col("n_child") > 1).rename({"session_id": "launcher", "child": "session_id"}),
                 pl.col("n_child").cast(pl.String) + pl.lit(" calls could have launched it; kept the closest"),
+            ),
+            diag_rows(
+                NAME,
+                "invalid_time",
+                table.filter(pl.col("call_start").is_null()).group_by("session_id").agg(count=pl.len()),
+                "launches whose call has no valid time: joined nothing",
             ),
         ]
     )
     return PassResult(conform(out, EDGES), diags)
+
+
+def _claims(cands: pl.DataFrame) -> list[bool]:
+    """Which candidate pairs (sorted best first) are claimed: greedily, each launch one session
+    (a looped launch any number), each session by one launch."""
+    taken: set[str] = set()
+    used: set[tuple] = set()
+    out = []
+    for sid, call, seg, child, looped in cands.select(
+        "session_id", "call_id", "segment", "child", "looped"
+    ).iter_rows():
+        key = (sid, call, seg)
+        ok = child not in taken and (looped or key not in used)
+        if ok:
+            taken.add(child)
+            used.add(key)
+        out.append(ok)
+    return out

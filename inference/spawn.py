@@ -126,8 +126,9 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
 
 
 def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
-    """No call names the child: its declared parent agent (reported) or its folder (heuristic)."""
-    kids = children.filter((pl.col("harness") == "claude-code") & (pl.col("layout") != "inline"))
+    """No call names the child: its declared parent agent (reported), its folder or, for an
+    inline sidechain, the transcript it shares with its parent (heuristic)."""
+    kids = children.filter(pl.col("harness") == "claude-code")
     declared = kids.filter(pl.col("parent_agent_id").is_not_null()).select(
         pl.col("session_id").alias("dst"),
         (pl.lit("claude-code:") + pl.col("native_id") + pl.lit("/") + pl.col("parent_agent_id")).alias("src"),
@@ -140,7 +141,10 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
         (pl.lit("claude-code:") + pl.col("native_id")).alias("src"),
         pl.lit(None, pl.String).alias("src_call_id"),
         pl.lit("heuristic").alias("tier"),
-        (pl.lit("directory layout (") + pl.col("layout") + pl.lit(")")).alias("evidence"),
+        pl.when(pl.col("layout") == "inline")
+        .then(pl.lit("shared transcript (inline sidechain)"))
+        .otherwise(pl.lit("directory layout (") + pl.col("layout") + pl.lit(")"))
+        .alias("evidence"),
     )
     return pl.concat([declared, layout]).join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
 

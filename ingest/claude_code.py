@@ -91,29 +91,50 @@ AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
 # A plan hand-off's first prompt ends "read the full transcript at: <dir>/<oldSessionId>.jsonl".
 HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.pattern + r")\.jsonl")
 MAX_OUTPUT_IDS = 20
+AGENT_KEY = "agent:"  # session key of inline sidechain records that carry their agentId
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
 DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")  # "plain": every line through orjson
 
 
 def detect(path: str, head: bytes) -> bool:
-    """A Claude transcript: its first records carry ``sessionId`` or a Claude-only type."""
-    for raw in head.split(b"\n")[:8]:
-        if not raw.strip():
-            continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue  # the head may end mid-line
+    """A Claude transcript: its first conversation record carries ``sessionId``, or lacks it but
+    is Claude-shaped (``type`` user/assistant with a ``message`` object: logs trimmed or exported
+    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over."""
+    for rec in _head_records(head):
         if not isinstance(rec, dict):
             return False
         if "payload" in rec or rec.get("type") == "session_meta":
             return False
-        if isinstance(rec.get("sessionId"), str) and rec.get("type") in THREADED_TYPES | FLAT_TYPES:
+        rtype = rec.get("type")
+        if isinstance(rec.get("sessionId"), str) and rtype in THREADED_TYPES | FLAT_TYPES:
             return True
-        if rec.get("type") in FLAT_TYPES:
+        if rtype in FLAT_TYPES:
             continue  # summary/snapshot lines come first; look at the next record
-        return False
+        return rtype in ("user", "assistant") and "sessionId" not in rec and isinstance(rec.get("message"), dict)
     return False
+
+
+def not_a_session(head: bytes) -> bool:
+    """A file of bookkeeping records only (Claude writes ``file-history-snapshot`` stubs): a
+    known non-session, skipped as ``no_session`` rather than reported as an unknown format."""
+    seen = False
+    for rec in _head_records(head):
+        if not isinstance(rec, dict) or rec.get("type") not in FLAT_TYPES or "payload" in rec:
+            return False
+        seen = True
+    return seen
+
+
+def _head_records(head: bytes):
+    """The JSON values of ``head``'s lines; blank lines and a line that does not decode (the
+    head may end mid-line) are passed over."""
+    for raw in head.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            yield orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
 
 
 @dataclass(slots=True)
@@ -222,6 +243,7 @@ class _Record(TypedDict, total=False):
     slug: Any
     session_id: Any
     isSidechain: Any
+    agentId: Any
     uuid: Any
     parentUuid: Any
     requestId: Any
@@ -337,6 +359,7 @@ class _Parser:
         self.progress: dict[str, str] = {}
         self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
         self.continued_from: str | None = None
+        self.missing_id = False  # a record without sessionId was seen (reported once)
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -350,6 +373,7 @@ class _Parser:
         "progress",
         "sidechain_root",
         "continued_from",
+        "missing_id",
     )
 
     def state(self) -> dict:
@@ -384,6 +408,8 @@ class _Parser:
                 self.diags.add("unknown_record_type", n, f"type={rtype[:60]}")
             return
         sid = rec.get("sessionId")
+        if sid is None and "sessionId" not in rec:
+            sid = self._id_from_name(n)  # trimmed or exported by another tool
         if not isinstance(sid, str):
             self.diags.add("wrong_type", n, f"sessionId: {json_type(sid)}")
             return
@@ -412,12 +438,29 @@ class _Parser:
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
 
+    def _id_from_name(self, n: int) -> str:
+        """The session id of records that carry none: the file's session if an earlier record
+        named it, else the file's own name (``<sessionId>.jsonl``, ``<sessionId>/subagents/...``,
+        or any stem). Reported once per file as ``missing_session_id``."""
+        if not self.missing_id:
+            self.missing_id = True
+            self.diags.add("missing_session_id", n, "records without sessionId: id from the file name")
+        if self.native is None:
+            parts = os.path.normpath(self.path).split(os.sep)
+            stem = parts[-1][: -len(".jsonl")] if parts[-1].endswith(".jsonl") else parts[-1]
+            nested = self.layout in ("nested", "workflow") and len(parts) >= 3
+            self.native = parts[parts.index("subagents") - 1] if nested and "subagents" in parts else stem
+        return self.native
+
     def _session_of(self, rec: dict, n: int) -> _Session:
         key = ""
         if self.layout == "main" and rec.get("isSidechain") is True:
             uuid, parent = as_str(rec.get("uuid")), as_str(rec.get("parentUuid"))
+            # Records that name their agent are that agent's, however their chains run (a
+            # resumed agent starts a new chain); older ones are grouped by chain root.
+            agent = as_str(rec.get("agentId"))
             root = self.sidechain_root.get(parent) if parent else None
-            key = root or uuid or f"line{n}"
+            key = f"{AGENT_KEY}{agent}" if agent else root or uuid or f"line{n}"
             if uuid:
                 self.sidechain_root[uuid] = key
         sess = self.sessions.get(key)
@@ -467,8 +510,9 @@ class _Parser:
         # Builds before the split report only the total: it was all 5-minute cache then.
         five_min = as_int(cache.get("ephemeral_5m_input_tokens")) if cache else created - one_hour
         details = usage.get("output_tokens_details")
-        msg_id = as_str(msg.get("id")) or f"line:{n}"
-        # One response is logged once per content block with the same usage: the last wins.
+        msg_id = as_str(msg.get("id")) or as_str(rec.get("requestId")) or f"line:{n}"
+        # One response is logged once per content block with the same usage: the last wins
+        # (records without a message id are keyed by their request id).
         self.usage[(sess.key, msg_id)] = {
             "ts": ts,
             "model": model,
@@ -611,7 +655,7 @@ class _Parser:
     def _session_id(self, key: str) -> str:
         if self.agent_id:
             return f"{NAME}:{self.native}/{self.agent_id}"
-        return f"{NAME}:{self.native}" + (f"/{key}" if key else "")
+        return f"{NAME}:{self.native}" + (f"/{key.removeprefix(AGENT_KEY)}" if key else "")
 
     def _sidecar(self) -> dict:
         meta_path = self.path[: -len(".jsonl")] + ".meta.json"
@@ -647,7 +691,7 @@ class _Parser:
             "session_id": sid,
             "harness": NAME,
             "native_id": self.native,
-            "agent_id": self.agent_id,
+            "agent_id": self.agent_id or (s.key.removeprefix(AGENT_KEY) if s.key.startswith(AGENT_KEY) else None),
             "session_kind": kind,
             "layout": "inline" if s.key else self.layout,
             "harness_version": s.version,

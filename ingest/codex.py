@@ -116,6 +116,8 @@ def _detect(head: bytes) -> bool:
         if isinstance(obj, dict):
             if obj.get("type") == "session_meta":
                 return isinstance(obj.get("payload"), dict)
+            if obj.get("type") in ENVELOPE_KINDS and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
+                return True  # session_meta missing or later in the file (trimmed, exported)
             legacy = "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj
             return legacy and ("instructions" in obj or b'"record_type"' in rest[:200])
     # The header did not fit in head (long base_instructions): look at its opening bytes.
@@ -134,6 +136,16 @@ def parse(path: str) -> Frames:
 def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
     return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub)
+
+
+_ROLLOUT_ID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+
+
+def _id_from_name(path: str) -> str:
+    """A rollout's thread id from its name (``rollout-<time>-<id>.jsonl``), else the stem."""
+    name = os.path.basename(path)
+    m = _ROLLOUT_ID.search(name)
+    return m.group(1).lower() if m else name.removesuffix(".jsonl")
 
 
 def _texts(value: object) -> str | None:
@@ -332,6 +344,11 @@ class _Rollout:
     def frames(self) -> Frames:
         """The file's frames; called once, after the last record."""
         native = self.meta["native_id"] if self.meta else None
+        if native is None and not self.legacy and (self.meta or self.calls or self.usage or self.first_ts):
+            # Envelope records but no session_meta (a trimmed or exported rollout): the id is
+            # the one in the file name (rollout-<time>-<id>.jsonl), else the file's stem.
+            native = _id_from_name(self.path)
+            self.diags.add("missing_session_id", None, "no session_meta: id from the file name")
         if native is None:
             if self.n_records:
                 self.diags.add("no_session", None, f"{self.n_records} records, no session_meta id")
@@ -340,6 +357,8 @@ class _Rollout:
         session = self._session_row(native)
         for row in (*self.calls, *self.events, *self.usage):
             row["session_id"] = session["session_id"]
+        for row in self.calls:  # calls logged before a late session_meta named the cwd
+            row["cwd"] = row["cwd"] or session["cwd"]
         for row in self.usage:  # a count before the first turn_context: the session's model
             row["model"] = row["model"] or session["model"]
         return Frames.from_rows(
@@ -367,10 +386,12 @@ class _Rollout:
         if not isinstance(p, dict):
             self.diags.add("wrong_type", n, f"{kind}.payload: {json_type(p)}")
         elif kind == "session_meta" and self.meta is None:  # later ones: resume/fork copies
-            if isinstance(p.get("id"), str):
-                self.meta = _identity(p)
-            else:
+            self.meta = _identity(p)  # a wrong-typed id: the rest still holds (id from the name)
+            if not isinstance(p.get("id"), str):
                 self.diags.add("wrong_type", n, f"session_meta.id: {json_type(p.get('id'))}")
+            if self.n_records > 1:  # records came before it: their cwd is filled in at the end
+                self.meta["late"] = True
+                self.diags.add("late_session_meta", n, f"session_meta after {self.n_records - 1} records")
         elif kind == "turn_context":
             if isinstance(p.get("model"), str):
                 self.model = p["model"]
@@ -616,17 +637,22 @@ class _Rollout:
 
     def _pair(self) -> None:
         ids: dict[int, list[str]] = {}  # call index -> ids its results printed
-        self._pair_outputs(ids)
+        running = self._pair_outputs(ids)
         applied = self._pair_ends(ids)
         for i, row in enumerate(self.calls):
             if row["kind"] == "shell":
                 row["output_ids"] = list(dict.fromkeys(ids.get(i, [])))[:_MAX_IDS]
+                # Its result came back with the process still running and no exit was ever
+                # seen: it went on in the background (what it started may start later).
+                if i in running and row.get("exit_code") is None:
+                    row["run_in_background"] = True
             if row.get("is_error") is None and row.get("exit_code") is not None:
                 row["is_error"] = row["exit_code"] != 0
             if row["kind"] == "patch":
                 self._patch_events(i, applied.get(i))
 
-    def _pair_outputs(self, ids: dict[int, list[str]]) -> None:
+    def _pair_outputs(self, ids: dict[int, list[str]]) -> set[int]:
+        """Pairs outputs with calls; returns the shell calls an output left running."""
         procs: dict[str, int] = {}  # unified-exec process id -> index of the exec_command running it
         # File order, so process ids map correctly.
         for call_id, ts, n, bad, code, proc_ids, out_ids, agents in self.outputs:
@@ -651,6 +677,7 @@ class _Rollout:
                         procs[proc] = owner
             if row["kind"] == "spawn" and agents is not None:
                 row["result_agent_id"] = agents[0] if agents else None
+        return set(procs.values())
 
     def _pair_ends(self, ids: dict[int, list[str]]) -> dict[int, tuple]:
         """End events override what outputs said; returns call index -> (ops, ts, line) of its
@@ -703,6 +730,7 @@ class _Rollout:
 
     def _session_row(self, native: str) -> dict:
         ident = dict(self.meta or {})
+        late = ident.pop("late", False)
         bad_source = ident.pop("bad_source", None)
         if bad_source is not None:
             self.diags.add("wrong_type", None, f"session_meta.source: {bad_source}")
@@ -720,7 +748,10 @@ class _Rollout:
             "source_path": self.path,
             "source_bytes": size,
             "cwd": ident.get("cwd") or self.turn_cwd,
-            "started_at": ident.get("started_at") or self.first_ts,
+            # A late session_meta may be stamped after the records that preceded it.
+            "started_at": min(t for t in (ident.get("started_at"), self.first_ts) if t)
+            if late and self.first_ts
+            else ident.get("started_at") or self.first_ts,
             "ended_at": self.last_ts,
             "model": self.models.most_common(1)[0][0] if self.models else None,
             "first_prompt_hash": prompt,

@@ -11,6 +11,10 @@ from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest import registry
 
 HEAD_BYTES = 64 * 1024
+# When nobody claims the head, classification reads on up to this many bytes and asks again: a
+# transcript may open with many bookkeeping lines (Claude's file-history snapshots) before its
+# first conversation record. Bounded, so a big file of something else costs one read of it.
+PROBE_BYTES = 1024 * 1024
 # Transcripts are JSON Lines; Gemini chats, opencode objects, Prickle tasks and OCP documents are
 # JSON; opencode >= 1.2 keeps a SQLite file. A .jsonl nobody claims is reported; a .json or .db
 # nobody claims (settings, sidecars, caches) is simply not a log.
@@ -29,7 +33,8 @@ class Found:
 
     path: str
     harness: str | None
-    # not_transcript | not_a_log | unknown_format | unreadable_file | empty_file | symlink_loop
+    # not_transcript | not_a_log | no_session | unknown_format | unreadable_file | empty_file |
+    # symlink_loop
     skip_reason: str | None = None
 
 
@@ -88,18 +93,39 @@ def classify(path: str) -> Found:
     try:
         with open(path, "rb") as fh:
             head = fh.read(HEAD_BYTES)
+            if not head.strip():
+                return Found(path, None, "empty_file" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
+            more = len(head) == HEAD_BYTES
+            found = _claim(path, head, final=not more)
+            if found is None and more:  # inconclusive: look further, bounded
+                found = _claim(path, head + fh.read(PROBE_BYTES - HEAD_BYTES), final=True)
     except OSError:
         return Found(path, None, "unreadable_file")
-    if not head.strip():
-        return Found(path, None, "empty_file" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
-    for name in registry.names():
+    if found is not None:
+        return found
+    return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
+
+
+def _claim(path: str, head: bytes, final: bool) -> Found | None:
+    """The first adapter that claims ``head``; or, once ``final`` (no more will be read), a known
+    non-session (an adapter's optional ``not_a_session(head)``, e.g. a Claude file of
+    file-history snapshots only)."""
+    names = registry.names()
+    for name in names:
         try:
             claimed = registry.get(name).detect(path, head)
         except Exception:  # noqa: BLE001 - a detector bug must not hide the file from the others
             claimed = False
         if claimed:
             return Found(path, name)
-    return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
+    for name in names if final else ():
+        probe = getattr(registry.get(name), "not_a_session", None)
+        try:
+            if probe is not None and probe(head):
+                return Found(path, None, "no_session")
+        except Exception:  # noqa: BLE001 - as above
+            pass
+    return None
 
 
 def candidates(paths: Sequence[str | os.PathLike] = ()) -> Iterator[str | Found]:

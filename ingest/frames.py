@@ -187,6 +187,7 @@ LAUNCHES = pl.Schema(
         "looped": pl.Boolean,  # in a loop, xargs, parallel, find -exec: may start several sessions
         "cwd": pl.String,  # effective working dir (call cwd, then `cd`, then codex -C)
         "output_file": pl.String,  # codex exec -o FILE, normalised
+        "script": pl.String,  # the workspace script the command ran that runs the CLI; null if direct
         "review": pl.Boolean,  # the command says "review" (the roles step names the child a reviewer)
         "source_path": pl.String,
         "line": pl.Int64,
@@ -276,6 +277,10 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "symlink_loop": "a symlinked folder that leads back into a folder already walked; not walked again",
     "unknown_format": "a log file that belongs to no known harness",
     "no_session": "a file with records but no session identity (no session_meta / sessionId)",
+    "missing_session_id": "records without a session id (sessionId / session_meta): the id is the file's name",
+    "late_session_meta": "a Codex session_meta after other records: its cwd is given to the calls before it",
+    "script_not_followed": "a shell call ran a script that was not read (detail: missing, outside_workspace, "
+    "unresolvable, too_large, not_regular, binary, not_shell, too_deep)",
     "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
 }
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.bash_lex import Tok, lex
 from sessiongraph.ingest.paths import normalise
 
@@ -27,6 +28,18 @@ class Launch:
     output_file: str | None  # codex exec -o/--output-last-message FILE
     resume: bool  # continues an existing session
     segment: int  # index of the launch within the command
+    script: str | None = None  # the workspace script the command ran that runs the CLI
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptRun:
+    """A command word that runs a file as a script (``./x.sh``, ``tools/r.sh``, ``bash x.sh``,
+    ``source x.sh``): what ``ingest.scripts`` needs to read it, or why it cannot."""
+
+    word: str | None  # the path as written; None when it holds an expansion (`tools/$t.sh`)
+    cwd: str | None  # effective working dir where it runs
+    background: bool
+    looped: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +139,15 @@ CLI_SPECS = {
     "omp": _PI,
 }
 HELP_FLAGS = _w("-h --help -V -v --version")
+# harness -> the program whose command line a launcher's arguments follow
+PROGRAMS = {harness: prog for prog, harness in HARNESSES.items()}
+# Wrapper CLIs that run an agent CLI themselves: program -> (harness, subcommands that start no
+# single session). oh-my-codex (npm oh-my-codex, 2026): `omx exec ...` takes `codex exec`'s
+# arguments, bare `omx` starts an interactive Codex; setup/doctor/status... manage OMX and `team`
+# starts tmux workers no one call can be matched to. More: `--launcher NAME=HARNESS`.
+BUILTIN_LAUNCHERS: dict[str, tuple[str, frozenset[str]]] = {
+    "omx": ("codex", _w("setup doctor status cancel team hud help version update uninstall")),
+}
 
 # wrapper -> its options that take a value; the wrapped command follows (coreutils 9, util-linux
 # 2.39, sudo 1.9, findutils 4.9 xargs, GNU parallel 2024, npm 10 npx, pnpm 9, bun 1.x).
@@ -200,6 +222,8 @@ JQ_TWO_VALUE_OPTS = _w("--arg --argjson --slurpfile --rawfile")
 LOOP_WORDS, HEADER_WORDS = _w("while until for select"), _w("for select case function")
 RESERVED = _w("if then else elif fi do ! { } esac coproc while until done") | HEADER_WORDS
 SKIP_PREFIXES = ("/dev/", "/proc/")
+# Programs run by an absolute path here are installed tools, not a workspace's scripts.
+SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/", "/snap/", "/Applications/", "/System/")
 
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PATCH = re.compile(r"^\*\*\* (?:(Add|Update|Delete) File|(Move) to): (.+?)\s*$", re.M)
@@ -232,7 +256,8 @@ def _scan(args: list[Tok], arg_opts: frozenset[str]):
 
 
 def _unwrap(argv: list[Tok]):
-    """Strip wrappers: (program basename or None, its args, background, looped, env -C dir)."""
+    """Strip wrappers: (program basename or None, its args, background, looped, env -C dir,
+    the program's own word)."""
     bg = looped = False
     chdir, i, n = None, 0, len(argv)
     while i < n:
@@ -257,7 +282,7 @@ def _unwrap(argv: list[Tok]):
             if a == "--":
                 break
             if name == "command" and a in ("-v", "-V"):
-                return None, [], bg, looped, chdir  # a lookup, not a run
+                return None, [], bg, looped, chdir, None  # a lookup, not a run
             if a in WRAPPERS[name]:
                 chdir = argv[i] if name == "env" and a in ("-C", "--chdir") and i < n else chdir
                 i += 1
@@ -267,17 +292,23 @@ def _unwrap(argv: list[Tok]):
         bg, looped = bg or name in BACKGROUND_WRAPPERS, looped or name in LOOP_WRAPPERS
         if name in ("npx", "bunx") and i < n:
             pkg = re.sub(r"(?<=.)@[^/]*$", "", argv[i].text)  # drop @version
-            return NPM_PACKAGES.get(pkg, _base(pkg)), argv[i + 1 : n], bg, looped, chdir
+            return NPM_PACKAGES.get(pkg, _base(pkg)), argv[i + 1 : n], bg, looped, chdir, None
     if i >= n:
-        return None, [], bg, looped, chdir
-    return _base(argv[i].text), argv[i + 1 : n], bg, looped, chdir
+        return None, [], bg, looped, chdir, None
+    return _base(argv[i].text), argv[i + 1 : n], bg, looped, chdir, argv[i]
 
 
-def _launch(prog: str, args: list[Tok]):
-    """(harness, print_mode, resume, dir token, -o token) or None when no session starts."""
+def _launch(prog: str, args: list[Tok], launchers: dict[str, str]):
+    """(harness, print_mode, resume, dir token, -o token) or None when no session starts.
+    ``launchers`` (program -> harness) adds wrapper CLIs whose arguments follow the harness's."""
+    stops: frozenset[str] = frozenset()
+    if prog not in CLI_SPECS and prog in launchers:
+        prog, stops = PROGRAMS.get(launchers[prog], ""), BUILTIN_LAUNCHERS.get(prog, ("", frozenset()))[1]
     if prog not in CLI_SPECS:
         return None
     arg_opts, flags, subs = CLI_SPECS[prog]
+    if stops:
+        subs = {**subs, **dict.fromkeys(stops)}
     pm = resume = False
     cd = out = sub = None
     npos = 0
@@ -327,9 +358,14 @@ def _patch_ops(patch: str) -> list[tuple[Tok, str]]:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, launchers: dict[str, str]) -> None:
+        self.launchers = launchers
         self.launches: list[list] = []  # [harness, print, cwd, background, looped, out, resume]
         self.ops: dict[tuple[str, str], str] = {}  # (path, op) -> how, in first-seen order
+        self.scripts: list[ScriptRun] = []
+
+    def script_run(self, tok: Tok, cwd: str | None, bg: bool, looped: bool) -> None:
+        self.scripts.append(ScriptRun(None if tok.dyn else tok.text, cwd, bg, looped))
 
     def op(self, tok: Tok | None, op: str, how: str, cwd: str | None) -> None:
         if _usable(tok) and (p := normalise(tok.text, cwd)) and not p.startswith(SKIP_PREFIXES):
@@ -377,7 +413,7 @@ class _Walker:
             st["loop"] = max(0, st["loop"] + (w0 in LOOP_WORDS) - (w0 == "done"))
             words = [] if w0 in HEADER_WORDS else words[1:]  # `for x in ...`, `case $x in`
         looped = st["looped"] or st["loop"] > 0
-        prog, args, bg, wloop, chdir = _unwrap(words)
+        prog, args, bg, wloop, chdir, word = _unwrap(words)
         bg, looped = bg or st["bg"], looped or wloop
         pcwd = (normalise(chdir.text, cwd) if _usable(chdir) else None) if chdir else cwd
         body = next((r.body for r, _ in redirs if r.body is not None), None)
@@ -395,13 +431,17 @@ class _Walker:
             self.script(" ".join(t.text for t in args), pcwd, depth, looped, bg)
         elif prog in SHELLS:
             self.shell(prog, args, body, pcwd, depth, looped, bg)
-        elif prog and (info := _launch(prog, args)):
+        elif prog and (info := _launch(prog, args, self.launchers)):
             harness, pm, resume, cd, out = info
             lcwd = pcwd if cd is None else (normalise(cd.text, pcwd) if _usable(cd) else None)
             out_path = normalise(out.text, pcwd) if _usable(out) else None
             self.launches.append([harness, pm, lcwd, bg, looped, out_path, resume])
             self.op(out, "write", "codex -o", pcwd)
+        elif prog and word is not None and "/" in word.text and not word.text.startswith(SYSTEM_DIRS):
+            self.script_run(word, pcwd, bg, looped)
         elif prog:
+            if prog in ("source", ".") and args:
+                self.script_run(args[0], pcwd, bg, looped)
             self.program(prog, args, body, pcwd)
         for r, tgt in redirs:  # `>&2`, `2>&1`, `>&-` duplicate descriptors: no file
             if tgt is None or (r.text == ">&" and (tgt.text.isdigit() or tgt.text == "-")):
@@ -423,6 +463,7 @@ class _Walker:
             if a in ("-o", "+o", "-O", "+O"):
                 k += 1
             elif not a.startswith(("-", "+")):
+                self.script_run(args[k - 1], cwd, bg, looped)
                 return self.op(args[k - 1], "read", prog, cwd)  # `bash script.sh`
         if body:  # `bash <<'EOF' ... EOF`
             self.script(body, cwd, depth, looped, bg)
@@ -470,31 +511,53 @@ class _Walker:
             self.op(tok, op, how, cwd)
 
 
-def _analyse(command: str, cwd: str | None) -> tuple[tuple[Launch, ...], tuple[FileOp, ...]]:
-    walker = _Walker()
+Launchers = tuple[tuple[str, str], ...]  # (program, harness) pairs: hashable, for the cache
+
+
+def check_launchers(launchers: dict[str, str]) -> Launchers:
+    """The user's launcher table as sorted pairs; an unknown harness or a name with a path
+    separator is an error that names the known harnesses."""
+    for name, harness in launchers.items():
+        if harness not in PROGRAMS:
+            raise SessiongraphError(
+                f"launcher {name}={harness}: unknown harness {harness!r} (known: {', '.join(sorted(PROGRAMS))})"
+            )
+        if not name or "/" in name or any(c.isspace() for c in name):
+            raise SessiongraphError(f"launcher {name!r}: give the program's name, e.g. omx=codex")
+    return tuple(sorted(launchers.items()))
+
+
+Analysis = tuple[tuple[Launch, ...], tuple[FileOp, ...], tuple[ScriptRun, ...]]
+
+
+def _analyse(command: str, cwd: str | None, launchers: Launchers = ()) -> Analysis:
+    table = {name: harness for name, (harness, _) in BUILTIN_LAUNCHERS.items()} | dict(launchers)
+    walker = _Walker(table)
     try:
         walker.script(command[:MAX_CHARS], normalise(cwd, None) if cwd else None, 0, False, False)
     except Exception:  # last resort (e.g. RecursionError): keep what was found so far
         pass
     found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))
-    return found, tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items())
+    return found, tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items()), tuple(walker.scripts)
 
 
 _analyse_cached = lru_cache(maxsize=256)(_analyse)  # launches() and file_ops() share one parse
 
 
-def _results(command: object, cwd: object) -> tuple[tuple[Launch, ...], tuple[FileOp, ...]]:
+def analyse(command: object, cwd: object, launchers: Launchers = ()) -> Analysis:
+    """(launches, file ops, script runs) of ``command`` run from ``cwd``; ``launchers`` adds
+    wrapper CLIs to the built-in table (:data:`BUILTIN_LAUNCHERS`). Reads no file."""
     if not isinstance(command, str):
-        return (), ()
+        return (), (), ()
     cwd = cwd if isinstance(cwd, str) else None
-    return (_analyse_cached if len(command) < 100_000 else _analyse)(command, cwd)
+    return (_analyse_cached if len(command) < 100_000 else _analyse)(command, cwd, launchers)
 
 
-def launches(command: str, cwd: str | None) -> list[Launch]:
+def launches(command: str, cwd: str | None, launchers: Launchers = ()) -> list[Launch]:
     """Agent-CLI runs that ``command`` (run from ``cwd``) starts, in script order."""
-    return list(_results(command, cwd)[0])
+    return list(analyse(command, cwd, launchers)[0])
 
 
 def file_ops(command: str, cwd: str | None) -> list[FileOp]:
     """Heuristic file reads/writes/deletes in ``command``, one per (path, op), first seen first."""
-    return list(_results(command, cwd)[1])
+    return list(analyse(command, cwd)[1])

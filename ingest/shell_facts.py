@@ -9,22 +9,36 @@ The passes read those rows and never a command.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import stat
+
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.shell import file_ops, launches
+from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.shell import SHELLS, Launchers, ScriptRun, analyse
 
 # The roles step calls a launched print-mode session a reviewer when the command that started it
 # says so (`codex exec review`, `claude -p "review the diff"`); only that bit of the text is kept.
 REVIEW_WORD = "review"
+# A script a shell call runs is read (on the machine doing the ingest) only when it is a small
+# regular file inside the session's workspace once symlinks are resolved; it and the scripts it
+# runs, one level down, are scanned for agent-CLI runs. Anything else is counted, never followed.
+MAX_SCRIPT_BYTES = 64 * 1024
+SCRIPT_LEVELS = 2  # the script the call ran, and a script that one runs
+SCRIPT_DIAGNOSTIC = "script_not_followed"
 
 
-def shell_facts(frames: Frames, carried: dict | None = None) -> Frames:
-    """``frames`` plus the launches and heuristic file events of its shell calls' commands.
+def shell_facts(frames: Frames, carried: dict | None = None, launchers: Launchers = ()) -> Frames:
+    """``frames`` plus the launches and heuristic file events of its shell calls' commands, and
+    a ``script_not_followed`` diagnostic per script a command ran that could not be read.
 
     ``carried`` are the rows of calls whose command is no longer at hand: a grown transcript read
     from its checkpoint, under a profile that kept no command text in it (see :func:`carry`).
-    Apply it once per parse: the rows are appended, not merged.
+    Apply it once per parse: the rows are appended, not merged. ``launchers`` are wrapper CLIs
+    (program, harness) beyond the built-in ones (``ingest.shell.BUILTIN_LAUNCHERS``).
     """
-    runs, events = derive(frames.rows("calls"))
+    workspaces = {s.get("session_id"): s.get("cwd") for s in frames.rows("sessions")}
+    runs, events, diags = derive(frames.rows("calls"), workspaces, launchers)
     if carried:
         ends = {
             (c.get("session_id"), c.get("line")): c.get("ended_at") or c.get("started_at") for c in frames.rows("calls")
@@ -32,9 +46,14 @@ def shell_facts(frames: Frames, carried: dict | None = None) -> Frames:
         runs = carried["launches"] + runs
         # A call answered after the checkpoint: its file events take the time of its answer.
         events = [{**e, "ts": ends.get((e["session_id"], e["line"]), e["ts"])} for e in carried["file_events"]] + events
-    if not runs and not events:
+        diags = carried.get("diagnostics", []) + diags
+    if not runs and not events and not diags:
         return frames
-    return frames.replace(launches=frames.rows("launches") + runs, file_events=frames.rows("file_events") + events)
+    return frames.replace(
+        launches=frames.rows("launches") + runs,
+        file_events=frames.rows("file_events") + events,
+        diagnostics=frames.rows("diagnostics") + diags,
+    )
 
 
 def carry(frames: Frames, up_to_line: int) -> dict:
@@ -46,26 +65,41 @@ def carry(frames: Frames, up_to_line: int) -> dict:
         for c in frames.rows("calls")
         if c.get("kind") == "shell" and c.get("line") is not None and c["line"] <= up_to_line
     }
+    lines = {line for _, line in shells}
     return {
         "launches": [r for r in frames.rows("launches") if (r["session_id"], r["line"]) in shells],
         "file_events": [
             r for r in frames.rows("file_events") if r["tier"] == "heuristic" and (r["session_id"], r["line"]) in shells
         ],
+        "diagnostics": [
+            r for r in frames.rows("diagnostics") if r["code"] == SCRIPT_DIAGNOSTIC and r.get("line") in lines
+        ],
     }
 
 
-def derive(calls: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(launches rows, file_events rows) of the shell calls that still carry their command."""
+def derive(
+    calls: list[dict], workspaces: dict | None = None, launchers: Launchers = ()
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """(launches rows, file_events rows, diagnostics rows) of the shell calls that still carry
+    their command; ``workspaces`` maps a session id to its cwd, where its scripts may lie."""
     # Plain Python, no polars expressions: this runs in forked pool workers, where a polars
     # operation that reaches the parent's thread pool can hang.
-    runs, events = [], []
+    runs, events, diags = [], [], []
     for call in calls:
         command, cwd = call.get("command"), call.get("cwd")
         if call.get("kind") != "shell" or not isinstance(command, str):
             continue
         where = {"source_path": call.get("source_path"), "line": call.get("line")}
         review = REVIEW_WORD in command.lower()
-        for ln in launches(command, cwd):
+        direct, ops, scripts = analyse(command, cwd, launchers)
+        found = list(direct)
+        workspace = (workspaces or {}).get(call.get("session_id"))
+        for run in scripts:
+            more, problems = script_launches(run, workspace, launchers)
+            found += [dataclasses.replace(ln, segment=len(found) + i) for i, ln in enumerate(more)]
+            harness = (call.get("session_id") or "").partition(":")[0] or None
+            diags += [{**where, "code": SCRIPT_DIAGNOSTIC, "detail": p, "harness": harness} for p in problems]
+        for ln in found:
             runs.append(
                 {
                     "session_id": call.get("session_id"),
@@ -79,12 +113,13 @@ def derive(calls: list[dict]) -> tuple[list[dict], list[dict]]:
                     "looped": ln.looped,
                     "cwd": ln.cwd,
                     "output_file": ln.output_file,
+                    "script": ln.script,
                     "review": review,
                     **where,
                 }
             )
         at = call.get("ended_at") or call.get("started_at")
-        for op in file_ops(command, cwd):
+        for op in ops:
             events.append(
                 {
                     "session_id": call.get("session_id"),
@@ -97,4 +132,60 @@ def derive(calls: list[dict]) -> tuple[list[dict], list[dict]]:
                     **where,
                 }
             )
-    return runs, events
+    return runs, events, diags
+
+
+def script_launches(run: ScriptRun, workspace: str | None, launchers: Launchers = (), level: int = 1):
+    """(launches, reasons not followed) of the script ``run`` names: its agent-CLI runs, each
+    naming the script (the one the call ran), backgrounded or looped where the call was."""
+    reason, text, path = _read_script(run, workspace)
+    if text is None:
+        return [], [reason]
+    direct, _ops, nested = analyse(text, run.cwd, launchers)
+    found = [
+        dataclasses.replace(ln, script=path, background=ln.background or run.background, looped=ln.looped or run.looped)
+        for ln in direct
+    ]
+    problems: list[str] = []
+    for sub in nested:
+        if level >= SCRIPT_LEVELS:
+            problems.append("too_deep")
+            continue
+        sub = dataclasses.replace(sub, background=sub.background or run.background, looped=sub.looped or run.looped)
+        more, deeper = script_launches(sub, workspace, launchers, level + 1)
+        found += [dataclasses.replace(ln, script=path) for ln in more]
+        problems += deeper
+    return found, problems
+
+
+def _read_script(run: ScriptRun, workspace: str | None) -> tuple[str, str | None, str | None]:
+    """(reason it cannot be read, its text, its path): the text only for a small regular text
+    file inside ``workspace`` (after symlinks) that is a shell script."""
+    path = normalise(run.word, run.cwd) if run.word is not None and run.cwd else None
+    if path is None or not workspace:
+        return "unresolvable", None, path
+    real, root = os.path.realpath(path), os.path.realpath(workspace)
+    if os.path.commonpath([real, root]) != root:
+        return "outside_workspace", None, path
+    try:
+        st = os.stat(real)
+    except OSError:
+        return "missing", None, path
+    if not stat.S_ISREG(st.st_mode):
+        return "not_regular", None, path
+    if st.st_size > MAX_SCRIPT_BYTES:
+        return "too_large", None, path
+    try:
+        with open(real, "rb") as fh:
+            data = fh.read(MAX_SCRIPT_BYTES + 1)
+    except OSError:
+        return "missing", None, path
+    if b"\0" in data:
+        return "binary", None, path
+    if data.startswith(b"#!"):
+        interp = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if interp and os.path.basename(interp[0]) == "env":
+            interp = [w for w in interp[1:] if not w.startswith("-")]
+        if interp and os.path.basename(interp[0]) not in SHELLS:
+            return "not_shell", None, path
+    return "", data.decode("utf-8", "replace"), path

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import click
 
-from sessiongraph import __version__, queries
+from sessiongraph import __version__, config, queries
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.output import dumps, render
 from sessiongraph.pipeline import IngestSummary
@@ -82,14 +82,23 @@ def main() -> None:
     show_default=True,
     help="metadata_only stores no log text; full keeps shell commands and subagent descriptions, secrets masked.",
 )
+@click.option(
+    "--launcher",
+    "launchers",
+    multiple=True,
+    metavar="NAME=HARNESS",
+    help="A wrapper CLI that runs an agent CLI (e.g. omx=codex); repeatable. Also [launchers] in the config "
+    "file ($SESSIONGRAPH_CONFIG, default ~/.config/sessiongraph/config.toml).",
+)
 @_errors
-def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy):  # noqa: PLR0913
+def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, launchers):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read
     again; a changed file's rows are replaced in one transaction.
     """
     show_bar = not as_json and sys.stderr.isatty()
+    table = config.launchers(launchers)
     if show_bar:
         from rich.progress import Progress
 
@@ -104,6 +113,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
                 engine=engine,
                 ray_address=ray_address,
                 privacy=privacy,
+                launchers=table,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
@@ -116,6 +126,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
             engine=engine,
             ray_address=ray_address,
             privacy=privacy,
+            launchers=table,
         )
     written = None
     if out_parquet:

@@ -21,6 +21,7 @@ from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, candidates, cla
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.ingest.shell import check_launchers
 from sessiongraph.ingest.shell_facts import carry, shell_facts
 from sessiongraph.store import FileResult, Store
 
@@ -69,14 +70,16 @@ Progress = Callable[[int, int], None]  # (files done, files to read)
 
 class Job(NamedTuple):
     """A file to read: what discovery found (a path, or a Found for a folder it could not walk),
-    the size and mtime it had when listed, the privacy profile to keep it under, and the
-    checkpoint to resume it from (a grown transcript)."""
+    the size and mtime it had when listed, the privacy profile to keep it under, the
+    checkpoint to resume it from (a grown transcript) and the launcher table
+    (``ingest.shell``) its shell commands are read with."""
 
     item: str | Found
     size: int
     mtime: int
     privacy: str = profiles.DEFAULT
     checkpoint: Checkpoint | None = None
+    launchers: tuple[tuple[str, str], ...] = ()  # wrapper CLIs beyond the built-in table
 
 
 class Parsed(NamedTuple):
@@ -85,7 +88,12 @@ class Parsed(NamedTuple):
     checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
 
 
-def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy: str = profiles.DEFAULT) -> Parsed:
+def parse_path(
+    item: str | Found,
+    checkpoint: Checkpoint | None = None,
+    privacy: str = profiles.DEFAULT,
+    launchers: tuple[tuple[str, str], ...] = (),
+) -> Parsed:
     """The unit of work an engine runs: classify one listed file (reading its head), run it
     through its adapter (from ``checkpoint`` when the adapter reads grown files from where it
     stopped), read its shell commands into launches and file events while the text is at hand,
@@ -100,10 +108,11 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy:
     adapter = registry.get(found.harness)
     try:
         if not hasattr(adapter, "parse_from"):
-            return Parsed(found, profiles.apply(shell_facts(adapter.parse(found.path)), privacy))
+            return Parsed(found, profiles.apply(shell_facts(adapter.parse(found.path), None, launchers), privacy))
         frames, saved = adapter.parse_from(found.path, checkpoint, lambda state: profiles.scrub_state(state, privacy))
         resumed = checkpoint is not None and saved is not None and saved.resumed_from > 0
-        frames = shell_facts(frames, resume.loads(checkpoint.carry) if resumed and checkpoint.carry else None)
+        carried = resume.loads(checkpoint.carry) if resumed and checkpoint.carry else None
+        frames = shell_facts(frames, carried, launchers)
         if saved is not None and privacy != "full":
             # The state kept no commands: keep what they said for the next resume.
             saved = dataclasses.replace(saved, carry=resume.dumps(carry(frames, saved.line)))
@@ -115,7 +124,7 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy:
 
 
 def _parse_job(job: Job) -> tuple[Job, Parsed]:
-    return job, parse_path(job.item, job.checkpoint, job.privacy)
+    return job, parse_path(job.item, job.checkpoint, job.privacy, job.launchers)
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -141,6 +150,7 @@ def ingest(
     engine: str = "local",
     ray_address: str | None = None,
     privacy: str = profiles.DEFAULT,
+    launchers: dict[str, str] | None = None,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -148,11 +158,14 @@ def ingest(
     transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
     ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
-    another profile is read again.
+    another profile is read again. ``launchers`` (program -> harness) adds wrapper CLIs that
+    run an agent CLI to the built-in table (``ingest.shell.BUILTIN_LAUNCHERS``); it applies to
+    the files read in this ingest.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
+    table = check_launchers(launchers or {})
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(candidates(paths))  # raises for a named path that does not exist
     with Store(db) as store:
@@ -177,7 +190,7 @@ def ingest(
             if known.get(path) == (size, mtime, privacy):
                 summary.files_unchanged += 1
                 continue
-            todo.append(Job(item, size, mtime, privacy))
+            todo.append(Job(item, size, mtime, privacy, launchers=table))
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
         grown = store.checkpoints(
             [
@@ -204,7 +217,8 @@ def ingest(
             progress(0, len(todo))
         # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
         parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for (_item, size, mtime, _privacy, _cp), (f, frames, checkpoint) in parsed:
+        for job, (f, frames, checkpoint) in parsed:
+            size, mtime = job.size, job.mtime
             done += 1
             if checkpoint is not None and checkpoint.resumed_from:
                 summary.files_resumed += 1

@@ -137,6 +137,7 @@ CREATE TABLE IF NOT EXISTS launches (
     looped      BOOLEAN,
     cwd         VARCHAR,
     output_file VARCHAR,
+    script      VARCHAR,
     review      BOOLEAN,
     source_path VARCHAR NOT NULL,
     line        BIGINT,

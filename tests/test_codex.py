@@ -628,6 +628,10 @@ def test_resumed_file_keeps_identity_and_does_not_double_count(tmp_path):
 def test_no_session_and_empty_files(tmp_path):
     lines = [line for line in cli_lines() if '"session_meta"' not in line]
     frames = codex.parse(write(tmp_path, lines, "nometa.jsonl"))
+    # No session_meta: the records are still the session's, named after the file (issue 14).
+    assert codes(frames) == ["missing_session_id"]
+    assert frames.sessions["session_id"].to_list() == ["codex:nometa"]
+    frames = codex.parse(write(tmp_path, ['{"record_type":"state"}'], "stateonly.jsonl"))
     assert codes(frames) == ["no_session"]
     assert all(df.height == 0 for name, df in frames.tables().items() if name != "diagnostics")
     frames = codex.parse(write(tmp_path, b"", "empty.jsonl"))
@@ -701,7 +705,10 @@ def test_never_raises_on_mangled_fields(tmp_path):
                 frames = codex.parse(write(tmp_path, lines[:i] + [json.dumps(mangled)] + lines[i + 1 :]))
                 assert set(codes(frames)) <= set(DIAGNOSTIC_CODES)
                 lost_id = i == 0 and key == "id" and not isinstance(bad, str)
-                assert frames.sessions.height == (0 if lost_id else 1)
+                assert frames.sessions.height == 1
+                if lost_id:  # named after the file instead (issue 14)
+                    assert frames.sessions["session_id"].to_list() == ["codex:broken"]
+                    assert "missing_session_id" in codes(frames)
 
 
 @pytest.mark.parametrize(

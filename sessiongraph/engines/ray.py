@@ -91,6 +91,7 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
                     "path": problem.path if problem else job.item,
                     "skip_reason": problem.skip_reason if problem else None,
                     "privacy": job.privacy,
+                    "launchers": [f"{name}={harness}" for name, harness in job.launchers],
                 }
             )
         ds = ray.data.from_items(items).map_batches(
@@ -110,16 +111,18 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
-    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason, privacy) into one
+    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason, privacy, launchers) into one
     Arrow block: ``i``, ``harness``, ``skip_reason`` plus a ``large_list<struct>`` column per
     frame, one list per file."""
     from sessiongraph.pipeline import parse_path
 
     rows = batch.to_pylist()
     done = [
-        parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"], privacy=r["privacy"])[
-            :2
-        ]
+        parse_path(
+            Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
+            privacy=r["privacy"],
+            launchers=tuple(tuple(x.split("=", 1)) for x in r["launchers"] or ()),
+        )[:2]
         for r in rows
     ]
     parsed = [frames.tables() for _found, frames in done]
