@@ -362,10 +362,10 @@ class _Walker:
         self.launchers = launchers
         self.launches: list[list] = []  # [harness, print, cwd, background, looped, out, resume]
         self.ops: dict[tuple[str, str], str] = {}  # (path, op) -> how, in first-seen order
-        self.scripts: list[ScriptRun] = []
+        self.scripts: list[list] = []  # [word, cwd, background, looped], as ScriptRun
 
     def script_run(self, tok: Tok, cwd: str | None, bg: bool, looped: bool) -> None:
-        self.scripts.append(ScriptRun(None if tok.dyn else tok.text, cwd, bg, looped))
+        self.scripts.append([None if tok.dyn else tok.text, cwd, bg, looped])
 
     def op(self, tok: Tok | None, op: str, how: str, cwd: str | None) -> None:
         if _usable(tok) and (p := normalise(tok.text, cwd)) and not p.startswith(SKIP_PREFIXES):
@@ -377,6 +377,7 @@ class _Walker:
         st = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
         toks, stack, words, redirs, k = [*lex(s), Tok("op", ";")], [], [], [], 0
         start = len(self.launches)  # first launch of the current list, for a trailing `&`
+        sstart = len(self.scripts)  # and first script run
         while k < len(toks):
             t, k = toks[k], k + 1
             if t.kind == "r":
@@ -394,14 +395,16 @@ class _Walker:
                     pass
             words, redirs = [], []
             if t.text == "(":
-                stack.append((st["cwd"], start))
+                stack.append((st["cwd"], start, sstart))
             elif t.text == ")" and stack:
-                st["cwd"], start = stack.pop()  # a subshell's cd does not leak out
+                st["cwd"], start, sstart = stack.pop()  # a subshell's cd does not leak out
             elif t.text == "&":
                 for rec in self.launches[start:]:
                     rec[3] = True
+                for rec in self.scripts[sstart:]:
+                    rec[2] = True
             if t.text in ("&", ";", ";;"):
-                start = len(self.launches)
+                start, sstart = len(self.launches), len(self.scripts)
 
     def command(self, words: list[Tok], redirs: list, st: dict) -> None:
         cwd, depth = st["cwd"], st["depth"] + 1
@@ -425,8 +428,10 @@ class _Walker:
                 st["cwd"] = st["dirs"].pop() if st["dirs"] else None
             else:  # `cd`, `cd ~`, `cd -`, `cd $X` leave the directory unknown
                 st["cwd"] = normalise(pos[0].text, cwd) if pos and _usable(pos[0]) else None
-        elif prog == "disown" and self.launches:
-            self.launches[-1][3] = True
+        elif prog == "disown" and (self.launches or self.scripts):
+            for recs, col in ((self.launches, 3), (self.scripts, 2)):
+                if recs:
+                    recs[-1][col] = True
         elif prog == "eval":
             self.script(" ".join(t.text for t in args), pcwd, depth, looped, bg)
         elif prog in SHELLS:
@@ -538,7 +543,8 @@ def _analyse(command: str, cwd: str | None, launchers: Launchers = ()) -> Analys
     except Exception:  # last resort (e.g. RecursionError): keep what was found so far
         pass
     found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))
-    return found, tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items()), tuple(walker.scripts)
+    ops = tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items())
+    return found, ops, tuple(ScriptRun(*rec) for rec in walker.scripts)
 
 
 _analyse_cached = lru_cache(maxsize=256)(_analyse)  # launches() and file_ops() share one parse

@@ -1,0 +1,3 @@
+#!/bin/sh
+# outside the workspace: never read
+codex exec "external check"
