@@ -747,6 +747,7 @@ class _Rollout:
             "layout": "rollout",
             "source_path": self.path,
             "source_bytes": size,
+            "session_kind": ident.get("session_kind") or "main",  # no session_meta: a main thread
             "cwd": ident.get("cwd") or self.turn_cwd,
             # A late session_meta may be stamped after the records that preceded it.
             "started_at": min(t for t in (ident.get("started_at"), self.first_ts) if t)

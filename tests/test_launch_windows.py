@@ -100,3 +100,53 @@ def test_thousands_of_launches_in_one_repository_pair_one_to_one():
     assert sorted(zip(edges["src_call_id"], edges["dst"], strict=True)) == sorted(
         (f"k{k}", f"codex:x{k}") for k in range(n)
     )
+
+
+def _background(frames: Frames, *calls: str) -> Frames:
+    rows = [{**r, "background": True} if r["call_id"] in calls else r for r in frames.rows("launches")]
+    return frames.replace(launches=rows)
+
+
+def test_a_session_claimed_by_a_closer_launch_sends_the_other_to_its_next():
+    # k0 is backgrounded at 0 s; k1 runs 60-120 s. x0 starts 61 s (k1's, 1 s lag; k0's at 61 s),
+    # x1 at 300 s (only k0's window). Claims go closest first: k1 takes x0, so k0 takes x1.
+    frames = _background(
+        _frames(
+            [(timedelta(0), timedelta(seconds=1)), (timedelta(seconds=60), timedelta(seconds=60))],
+            [timedelta(seconds=61), timedelta(seconds=300)],
+        ),
+        "k0",
+    )
+    edges = launch(frames, Inferred()).edges
+    assert sorted(zip(edges["src_call_id"], edges["dst"], strict=True)) == [("k0", "codex:x1"), ("k1", "codex:x0")]
+
+
+def test_a_backgrounded_launch_claims_one_session_a_looped_one_each_in_its_window():
+    starts = [timedelta(minutes=m) for m in (1, 2, 3)]
+    one = launch(_background(_frames([(timedelta(0), timedelta(seconds=1))], starts), "k0"), Inferred())
+    assert one.edges["dst"].to_list() == ["codex:x0"]
+    looped = _frames([(timedelta(0), timedelta(minutes=4))], starts)
+    looped = looped.replace(launches=[{**r, "looped": True} for r in looped.rows("launches")])
+    assert sorted(launch(looped, Inferred()).edges["dst"]) == ["codex:x0", "codex:x1", "codex:x2"]
+
+
+def test_another_workspace_is_never_joined_and_an_untimed_launch_joins_nothing():
+    frames = _frames([(timedelta(0), timedelta(minutes=1))], [timedelta(seconds=2), timedelta(seconds=30)])
+    sessions = [{**s, "cwd": "/elsewhere"} if s["session_id"] == "codex:x0" else s for s in frames.rows("sessions")]
+    assert launch(frames.replace(sessions=sessions), Inferred()).edges["dst"].to_list() == ["codex:x1"]
+    untimed = frames.replace(launches=[{**r, "ts": None} for r in frames.rows("launches")])
+    result = launch(untimed, Inferred())
+    assert result.edges.height == 0
+    codes = dict(zip(result.diagnostics["code"], result.diagnostics["count"], strict=True))
+    assert codes == {"unmatched_launch": 1, "invalid_time": 1}
+
+
+def test_thousands_of_backgrounded_launches_with_overlapping_windows():
+    n = 3000  # every window (30 min) holds five calls' children: each still gets its own
+    calls = [(timedelta(minutes=7 * k), timedelta(seconds=1)) for k in range(n)]
+    children = [timedelta(minutes=7 * k, seconds=3) for k in range(n)]
+    frames = _background(_frames(calls, children), *[f"k{k}" for k in range(n)])
+    edges = launch(frames, Inferred()).edges
+    assert sorted(zip(edges["src_call_id"], edges["dst"], strict=True)) == sorted(
+        (f"k{k}", f"codex:x{k}") for k in range(n)
+    )

@@ -135,6 +135,12 @@ def test_files_without_ids_keep_their_sessions(wild):
             (n["C3"], wild_cwd, "2026-02-10 09:20:00+00"),  # the late session_meta's own time
         ]
     )
+    # every session, those without ids too, is a main session of some run
+    orphans = store.query(
+        "SELECT s.session_id FROM sessions s LEFT JOIN run_sessions r USING (session_id) WHERE r.run_id IS NULL"
+        " OR s.session_kind IS NULL"
+    )
+    assert orphans.height == 0
     # the shell call before C3's session_meta has the cwd the meta states
     assert store.query("SELECT cwd FROM calls WHERE call_id = 'call_C3_000'").item() == wild_cwd
 

@@ -287,3 +287,23 @@ def test_checkpoints_hold_no_log_text(logs, tmp_path, monkeypatch, profile):
         assert any(b"launches" in resume.zlib.decompress(bytes(c)) for _, c in rows if c)  # carried facts
     else:
         assert MARKER in text  # commands and descriptions, masked like the store's
+
+
+def test_a_followed_workspace_script_leaves_nothing_of_itself(tmp_path):
+    """A script a shell call ran is read at ingest for the agent CLIs it runs; none of its text is
+    kept, under either profile (the launches it yields name only its path)."""
+    from tests.test_lineage_wild import _copy
+
+    root = _copy(tmp_path)
+    agent = root / "projects/wild/tools/agent.sh"
+    agent.write_text(agent.read_text() + f"# {MARKER} {FAKE_KEY}\n")
+    for privacy in ("metadata_only", "full"):
+        db = tmp_path / f"{privacy}.duckdb"
+        cli("ingest", root / "logs", "--db", db, "--workers", "1", "--privacy", privacy)
+        text = dump(db)
+        assert MARKER not in text and FAKE_KEY not in text
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            assert con.execute("SELECT count(*) FROM launches WHERE script LIKE '%/tools/review.sh'").fetchone() == (3,)
+        finally:
+            con.close()
