@@ -195,7 +195,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
                 NAME,
                 "ambiguous_launch",
                 cands.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped")),
-                pl.col("n").cast(pl.String) + pl.lit(" candidate sessions; kept the closest"),
+                pl.col("n").cast(pl.String) + pl.lit(" candidate sessions; kept the closest unclaimed one"),
             ),
             diag_rows(
                 NAME,

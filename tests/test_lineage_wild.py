@@ -324,3 +324,34 @@ def test_codex_result_with_the_process_still_running_is_backgrounded(tmp_path):
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     call = codex.parse(str(f)).calls.row(0, named=True)
     assert (call["run_in_background"], call["exit_code"]) == (True, None)
+
+
+def test_a_grown_transcript_resumed_keeps_its_script_facts_once(tmp_path, monkeypatch):
+    """Read from its checkpoint under metadata_only (no commands in the state), the lead's
+    transcript keeps the script launches and counts of the calls before the checkpoint, once."""
+    from sessiongraph.ingest import resume
+
+    monkeypatch.setattr(resume, "MIN_BYTES", 0)
+    root = _copy(tmp_path)
+    lead = next((root / "logs").rglob("5b0e7c21-*.jsonl"))
+    text = lead.read_text()
+    cut = text.index("\n", text.index('"toolu_01LgBash"', text.index('"tool_result"'))) + 1  # after (g)'s result
+    db = tmp_path / "s.duckdb"
+
+    def facts():
+        with Store(db, read_only=True) as s:
+            return (
+                s.query("SELECT detail FROM diagnostics WHERE code = 'script_not_followed' ORDER BY 1").rows(),
+                s.query("SELECT call_id, script FROM launches ORDER BY ALL").rows(),
+                s.query("SELECT kind, src, dst, tier FROM all_edges ORDER BY ALL").rows(),
+            )
+
+    ingest([str(root / "logs")], db=str(db), workers=1)
+    cold = facts()
+    lead.write_text(text[:cut])
+    db.unlink()
+    ingest([str(root / "logs")], db=str(db), workers=1)
+    lead.write_text(text)
+    summary = ingest([str(root / "logs")], db=str(db), workers=1)
+    assert summary.files_resumed == 1
+    assert facts() == cold
