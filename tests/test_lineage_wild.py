@@ -355,3 +355,24 @@ def test_a_grown_transcript_resumed_keeps_its_script_facts_once(tmp_path, monkey
     summary = ingest([str(root / "logs")], db=str(db), workers=1)
     assert summary.files_resumed == 1
     assert facts() == cold
+
+
+def test_a_launcher_given_on_the_command_line_reaches_the_parse_workers(tmp_path, monkeypatch):
+    """(h) rewritten to run a wrapper nobody knows: no launch, until `--launcher crew=codex`."""
+    from click.testing import CliRunner
+
+    from sessiongraph.cli import main
+
+    monkeypatch.setenv("SESSIONGRAPH_CONFIG", str(tmp_path / "none.toml"))
+    root = _copy(tmp_path)
+    lead = next((root / "logs").rglob("5b0e7c21-*.jsonl"))
+    lead.write_text(lead.read_text().replace("omx exec --skip-git-repo-check", "crew exec --skip-git-repo-check"))
+    exp = json.loads((SCENARIO / "expected.json").read_text())["sessions"]
+    found = {}
+    for name, extra in (("without", []), ("with", ["--launcher", "crew=codex"])):
+        db = tmp_path / f"{name}.duckdb"
+        res = CliRunner().invoke(main, ["ingest", str(root / "logs"), "--db", str(db), "--workers", "2", *extra])
+        assert res.exit_code == 0, res.output
+        with Store(db, read_only=True) as s:
+            found[name] = s.query("SELECT src, dst FROM all_edges WHERE src_call_id = 'toolu_01LhBash'").rows()
+    assert found == {"without": [], "with": [(exp["L"], exp["O1"])]}
