@@ -30,38 +30,20 @@ CC = HERE.parent
 BROKEN = CC.parent / "broken"
 SAMPLE = CC.parent
 
-TOKEN_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-    "ephemeral_5m",
-    "ephemeral_1h",
-)
+TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "ephemeral_5m", "ephemeral_1h")
 SPAWN_TOOLS = {"Task", "Agent"}
 READ_TOOLS = {"Read"}
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit"}
 SEARCH_TOOLS = {"Glob", "Grep"}
 THREADED = {"user", "assistant", "system", "attachment", "progress"}
 KNOWN_TYPES = THREADED | {
-    "summary",
-    "file-history-snapshot",
-    "queue-operation",
-    "ai-title",
-    "last-prompt",
-    "bridge-session",
-    "custom-title",
-    "agent-name",
-    "mode",
-    "permission-mode",
+    "summary", "file-history-snapshot", "queue-operation", "ai-title", "last-prompt", "bridge-session",
+    "custom-title", "agent-name", "mode", "permission-mode",
 }
 TAIL_RE = re.compile(r"agentId: ([A-Za-z0-9-]+)")
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 OUTPUT_ID_RES = [re.compile(r"session id: (" + UUID_RE + ")"), re.compile(r'"session_id":"(' + UUID_RE + ')"')]
-LAUNCH_RES = {
-    "codex": re.compile(r"\bcodex\s+(exec|e)\b"),
-    "claude-code": re.compile(r"\bclaude\b.*(\s-p\b|--print\b)"),
-}
+LAUNCH_RES = {"codex": re.compile(r"\bcodex\s+(exec|e)\b"), "claude-code": re.compile(r"\bclaude\b.*(\s-p\b|--print\b)")}
 
 
 def sha256(s: str) -> str:
@@ -124,14 +106,7 @@ def iso(dt):
 
 class StreamStats:
     def __init__(self, label, file, session_id, agent_id, kind, layout):
-        self.label, self.file, self.session_id, self.agent_id, self.kind, self.layout = (
-            label,
-            file,
-            session_id,
-            agent_id,
-            kind,
-            layout,
-        )
+        self.label, self.file, self.session_id, self.agent_id, self.kind, self.layout = label, file, session_id, agent_id, kind, layout
         self.recs: list[tuple[int, dict]] = []
 
     def compute(self):
@@ -152,16 +127,7 @@ class StreamStats:
             if r.get("type") == "assistant" and isinstance(content, list):
                 for b in content:
                     if isinstance(b, dict) and b.get("type") == "tool_use":
-                        tools.append(
-                            {
-                                "id": b["id"],
-                                "name": b["name"],
-                                "input": b.get("input") or {},
-                                "line": n,
-                                "ts": r.get("timestamp"),
-                                "uuid": r.get("uuid"),
-                            }
-                        )
+                        tools.append({"id": b["id"], "name": b["name"], "input": b.get("input") or {}, "line": n, "ts": r.get("timestamp"), "uuid": r.get("uuid")})
             if r.get("type") == "user" and isinstance(content, list):
                 for b in content:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
@@ -184,11 +150,7 @@ class StreamStats:
         # first prompt
         first_prompt = None
         for _, r in recs:
-            if (
-                r.get("type") == "user"
-                and isinstance(r.get("message"), dict)
-                and isinstance(r["message"].get("content"), str)
-            ):
+            if r.get("type") == "user" and isinstance(r.get("message"), dict) and isinstance(r["message"].get("content"), str):
                 first_prompt = r["message"]["content"]
                 break
         file_ops = []
@@ -204,32 +166,18 @@ class StreamStats:
             res = results.get(t["id"])
             is_error = bool(res and res[2].get("is_error"))
             op = "read" if t["name"] in READ_TOOLS else "write" if t["name"] in WRITE_TOOLS else "search"
-            file_ops.append(
-                {
-                    "tool": t["name"],
-                    "path": path,
-                    "op": op,
-                    "tool_use_id": t["id"],
-                    "line": t["line"],
-                    "timestamp": t["ts"],
-                    "is_error": is_error,
-                }
-            )
+            file_ops.append({"tool": t["name"], "path": path, "op": op, "tool_use_id": t["id"], "line": t["line"], "timestamp": t["ts"], "is_error": is_error})
         attachments = []
         for n, r in recs:
             a = r.get("attachment")
             if r.get("type") == "attachment" and isinstance(a, dict) and a.get("type") == "file":
-                attachments.append(
-                    {"attachment_type": "file", "path": a.get("filename"), "line": n, "timestamp": r.get("timestamp")}
-                )
+                attachments.append({"attachment_type": "file", "path": a.get("filename"), "line": n, "timestamp": r.get("timestamp")})
         errors = []
         for tid, (n, r, b) in results.items():
             if b.get("is_error"):
                 tname = next((t["name"] for t in tools if t["id"] == tid), None)
                 errors.append({"tool_use_id": tid, "tool": tname, "line": n, "toolUseResult": r.get("toolUseResult")})
-        unanswered = [
-            {"tool_use_id": t["id"], "tool": t["name"], "line": t["line"]} for t in tools if t["id"] not in results
-        ]
+        unanswered = [{"tool_use_id": t["id"], "tool": t["name"], "line": t["line"]} for t in tools if t["id"] not in results]
         spawn_calls = []
         for t in tools:
             if t["name"] not in SPAWN_TOOLS:
@@ -237,12 +185,8 @@ class StreamStats:
             inp = t["input"]
             res = results.get(t["id"])
             entry = {
-                "tool_use_id": t["id"],
-                "tool": t["name"],
-                "line": t["line"],
-                "started_at": t["ts"],
-                "description": inp.get("description"),
-                "subagent_type": inp.get("subagent_type"),
+                "tool_use_id": t["id"], "tool": t["name"], "line": t["line"], "started_at": t["ts"],
+                "description": inp.get("description"), "subagent_type": inp.get("subagent_type"),
                 "run_in_background": bool(inp.get("run_in_background", False)),
                 "prompt_sha256": sha256(inp["prompt"]) if isinstance(inp.get("prompt"), str) else None,
             }
@@ -250,17 +194,14 @@ class StreamStats:
                 n, r, b = res
                 tur = r.get("toolUseResult")
                 m = TAIL_RE.findall(text_of(b.get("content")))
-                entry.update(
-                    {
-                        "result_line": n,
-                        "ended_at": r.get("timestamp"),
-                        "has_toolUseResult": "toolUseResult" in r,
-                        "toolUseResult_status": tur.get("status") if isinstance(tur, dict) else None,
-                        "toolUseResult_agentId": tur.get("agentId") if isinstance(tur, dict) else None,
-                        "text_tail_agentId": m[-1] if m else None,
-                        "toolUseResult_isAsync": tur.get("isAsync") if isinstance(tur, dict) else None,
-                    }
-                )
+                entry.update({
+                    "result_line": n, "ended_at": r.get("timestamp"),
+                    "has_toolUseResult": "toolUseResult" in r,
+                    "toolUseResult_status": tur.get("status") if isinstance(tur, dict) else None,
+                    "toolUseResult_agentId": tur.get("agentId") if isinstance(tur, dict) else None,
+                    "text_tail_agentId": m[-1] if m else None,
+                    "toolUseResult_isAsync": tur.get("isAsync") if isinstance(tur, dict) else None,
+                })
                 entry["result_agentId"] = entry["toolUseResult_agentId"] or entry["text_tail_agentId"]
             spawn_calls.append(entry)
         shell_calls = []
@@ -275,17 +216,11 @@ class StreamStats:
                 stderr = res[1]["toolUseResult"].get("stderr", "")
             ids = sorted({m for rx in OUTPUT_ID_RES for m in rx.findall(stdout + "\n" + stderr)})
             launches = [h for h, rx in LAUNCH_RES.items() if rx.search(cmd)]
-            shell_calls.append(
-                {
-                    "tool_use_id": t["id"],
-                    "command": cmd,
-                    "line": t["line"],
-                    "started_at": t["ts"],
-                    "ended_at": res[1].get("timestamp") if res else None,
-                    "launches_harness": launches[0] if launches else None,
-                    "output_session_ids": ids,
-                }
-            )
+            shell_calls.append({
+                "tool_use_id": t["id"], "command": cmd, "line": t["line"], "started_at": t["ts"],
+                "ended_at": res[1].get("timestamp") if res else None,
+                "launches_harness": launches[0] if launches else None, "output_session_ids": ids,
+            })
         progress = defaultdict(lambda: {"count": 0})
         for n, r in recs:
             d = r.get("data")
@@ -297,16 +232,8 @@ class StreamStats:
             if t["name"] == "Workflow":
                 res = results.get(t["id"])
                 tur = res[1].get("toolUseResult") if res else None
-                workflow_calls.append(
-                    {
-                        "tool_use_id": t["id"],
-                        "line": t["line"],
-                        "started_at": t["ts"],
-                        "ended_at": res[1].get("timestamp") if res else None,
-                        "runId": tur.get("runId") if isinstance(tur, dict) else None,
-                        "status": tur.get("status") if isinstance(tur, dict) else None,
-                    }
-                )
+                workflow_calls.append({"tool_use_id": t["id"], "line": t["line"], "started_at": t["ts"], "ended_at": res[1].get("timestamp") if res else None,
+                                       "runId": tur.get("runId") if isinstance(tur, dict) else None, "status": tur.get("status") if isinstance(tur, dict) else None})
         types = Counter(r.get("type") for _, r in recs)
         self.out = {
             "stream": self.label,
@@ -319,13 +246,7 @@ class StreamStats:
             "gitBranch": one("gitBranch"),
             "entrypoint": one("entrypoint"),
             "slug": one("slug"),
-            "models": sorted(
-                {
-                    r["message"]["model"]
-                    for _, r in recs
-                    if r.get("type") == "assistant" and isinstance(r.get("message"), dict) and r["message"].get("model")
-                }
-            ),
+            "models": sorted({r["message"]["model"] for _, r in recs if r.get("type") == "assistant" and isinstance(r.get("message"), dict) and r["message"].get("model")}),
             "n_lines": len(recs),
             "record_types": dict(sorted(types.items(), key=lambda kv: str(kv[0]))),
             "first_timestamp": iso(min(times)) if times else None,
@@ -341,10 +262,7 @@ class StreamStats:
             "spawn_calls": spawn_calls,
             "shell_calls": shell_calls,
             "workflow_calls": workflow_calls,
-            "agent_progress": [
-                {"agentId": k[0], "parentToolUseID": k[1], "toolUseID": k[2], "count": v["count"]}
-                for k, v in progress.items()
-            ],
+            "agent_progress": [{"agentId": k[0], "parentToolUseID": k[1], "toolUseID": k[2], "count": v["count"]} for k, v in progress.items()],
             "tokens": {**tok, "unique_messages": len(last_usage), "assistant_lines_with_usage": lines},
         }
         return self.out
@@ -356,7 +274,7 @@ def analyse_file(path: Path):
     parts = path.relative_to(CC).parts
     meta = None
     if name.startswith("agent-"):
-        agent_id = name[len("agent-") : -len(".jsonl")]
+        agent_id = name[len("agent-"):-len(".jsonl")]
         sids = {r.get("sessionId") for _, r in recs if r.get("sessionId")}
         assert len(sids) == 1, (path, sids)
         own = sids.pop()
@@ -379,15 +297,7 @@ def analyse_file(path: Path):
         s = StreamStats("file", rel(path), own, agent_id, kind, layout)
         s.recs = recs
         s.meta = meta
-        return {
-            "file": rel(path),
-            "own_session": own,
-            "streams": [s],
-            "foreign": [],
-            "meta": meta,
-            "meta_file": rel(mp) if meta is not None else None,
-            "file_lines": len(recs),
-        }
+        return {"file": rel(path), "own_session": own, "streams": [s], "foreign": [], "meta": meta, "meta_file": rel(mp) if meta is not None else None, "file_lines": len(recs)}
     own = path.stem
     foreign = [(n, r) for n, r in recs if r.get("sessionId") and r.get("sessionId") != own]
     mine = [(n, r) for n, r in recs if not (r.get("sessionId") and r.get("sessionId") != own)]
@@ -410,22 +320,9 @@ def analyse_file(path: Path):
         s.root_uuid = root
         streams.append(s)
     return {
-        "file": rel(path),
-        "own_session": own,
-        "streams": streams,
-        "meta": None,
-        "meta_file": None,
-        "file_lines": len(recs),
-        "foreign": [
-            {
-                "line": n,
-                "sessionId": r.get("sessionId"),
-                "type": r.get("type"),
-                "uuid": r.get("uuid"),
-                "has_usage": isinstance((r.get("message") or {}).get("usage"), dict),
-            }
-            for n, r in foreign
-        ],
+        "file": rel(path), "own_session": own, "streams": streams, "meta": None, "meta_file": None, "file_lines": len(recs),
+        "foreign": [{"line": n, "sessionId": r.get("sessionId"), "type": r.get("type"), "uuid": r.get("uuid"),
+                     "has_usage": isinstance((r.get("message") or {}).get("usage"), dict)} for n, r in foreign],
     }
 
 
@@ -454,12 +351,7 @@ def build_claude_manifest():
                 # inline (<= 2.0.27): sidechain whose first prompt equals the call's prompt and which sits
                 # between the tool_use line and its result line
                 for o in streams:
-                    if (
-                        o.layout == "inline"
-                        and o.kind == "subagent"
-                        and o.file == s.file
-                        and o.out["first_prompt_sha256"] == c["prompt_sha256"]
-                    ):
+                    if o.layout == "inline" and o.kind == "subagent" and o.file == s.file and o.out["first_prompt_sha256"] == c["prompt_sha256"]:
                         lines = [n for n, _ in o.recs]
                         if c["line"] < min(lines) and max(lines) < c.get("result_line", 10**9):
                             inline_child = o
@@ -471,43 +363,23 @@ def build_claude_manifest():
             meta = getattr(child, "meta", None) if child else None
             if meta and meta.get("toolUseId") == c["tool_use_id"]:
                 via.append("meta.json toolUseId")
-            spawn_edges.append(
-                {
-                    "parent_file": s.file,
-                    "parent_stream": s.label,
-                    "parent_agentId": s.agent_id,
-                    "sessionId": s.session_id,
-                    "tool": c["tool"],
-                    "tool_use_id": c["tool_use_id"],
-                    "run_in_background": c["run_in_background"],
-                    "child_agentId": c.get("result_agentId"),
-                    "child_file": target.file if child else None,
-                    "child_stream": target.out["stream"] if target else None,
-                    "child_root_uuid": getattr(inline_child, "root_uuid", None),
-                    "evidence": via,
-                    "prompt_matches_child_first_prompt": bool(
-                        target and target.out["first_prompt_sha256"] == c["prompt_sha256"]
-                    ),
-                    "dangling": target is None,
-                }
-            )
+            spawn_edges.append({
+                "parent_file": s.file, "parent_stream": s.label, "parent_agentId": s.agent_id, "sessionId": s.session_id,
+                "tool": c["tool"], "tool_use_id": c["tool_use_id"], "run_in_background": c["run_in_background"],
+                "child_agentId": c.get("result_agentId"),
+                "child_file": target.file if child else None,
+                "child_stream": target.out["stream"] if target else None,
+                "child_root_uuid": getattr(inline_child, "root_uuid", None),
+                "evidence": via,
+                "prompt_matches_child_first_prompt": bool(target and target.out["first_prompt_sha256"] == c["prompt_sha256"]),
+                "dangling": target is None,
+            })
     # workflow link
     workflow_edges = []
     for s in streams:
         for w in s.out["workflow_calls"]:
-            kids = [
-                o
-                for o in streams
-                if o.kind == "workflow" and o.session_id == s.session_id and f"/workflows/{w['runId']}/" in o.file
-            ]
-            workflow_edges.append(
-                {
-                    "parent_file": s.file,
-                    "tool_use_id": w["tool_use_id"],
-                    "runId": w["runId"],
-                    "child_files": [k.file for k in kids],
-                }
-            )
+            kids = [o for o in streams if o.kind == "workflow" and o.session_id == s.session_id and f"/workflows/{w['runId']}/" in o.file]
+            workflow_edges.append({"parent_file": s.file, "tool_use_id": w["tool_use_id"], "runId": w["runId"], "child_files": [k.file for k in kids]})
     # launches
     launch_edges = []
     for s in streams:
@@ -518,25 +390,16 @@ def build_claude_manifest():
             for oid in sh["output_session_ids"]:
                 if oid in mains:
                     child = mains[oid]
-            launch_edges.append(
-                {
-                    "parent_file": s.file,
-                    "parent_stream": s.label,
-                    "sessionId": s.session_id,
-                    "tool_use_id": sh["tool_use_id"],
-                    "command": sh["command"],
-                    "harness": sh["launches_harness"],
-                    "window": [sh["started_at"], sh["ended_at"]],
-                    "output_session_ids": sh["output_session_ids"],
-                    "child_file_in_sample_logs": child.file if child else None,
-                    "child_entrypoint": child.out["entrypoint"] if child else None,
-                    "child_first_timestamp": child.out["first_timestamp"] if child else None,
-                    "child_starts_inside_window": bool(
-                        child and sh["started_at"] <= child.out["first_timestamp"] <= sh["ended_at"]
-                    ),
-                    "note": None if child else "child log is not part of sample_logs/claude-code (another harness)",
-                }
-            )
+            launch_edges.append({
+                "parent_file": s.file, "parent_stream": s.label, "sessionId": s.session_id, "tool_use_id": sh["tool_use_id"],
+                "command": sh["command"], "harness": sh["launches_harness"], "window": [sh["started_at"], sh["ended_at"]],
+                "output_session_ids": sh["output_session_ids"],
+                "child_file_in_sample_logs": child.file if child else None,
+                "child_entrypoint": child.out["entrypoint"] if child else None,
+                "child_first_timestamp": child.out["first_timestamp"] if child else None,
+                "child_starts_inside_window": bool(child and sh["started_at"] <= child.out["first_timestamp"] <= sh["ended_at"]),
+                "note": None if child else "child log is not part of sample_logs/claude-code (another harness)",
+            })
     # artifact flows: every successful write joined to every later Read/attachment of the same path by another stream
     writes, reads = [], []
     for s in streams:
@@ -546,81 +409,34 @@ def build_claude_manifest():
             elif f["op"] == "read":
                 reads.append((s, f))
         for a in s.out["attachment_file_paths"]:
-            reads.append(
-                (
-                    s,
-                    {
-                        "tool": "attachment:file",
-                        "path": a["path"],
-                        "timestamp": a["timestamp"],
-                        "line": a["line"],
-                        "tool_use_id": None,
-                    },
-                )
-            )
+            reads.append((s, {"tool": "attachment:file", "path": a["path"], "timestamp": a["timestamp"], "line": a["line"], "tool_use_id": None}))
     artifact_edges = []
     for rs, rf in reads:
-        cands = [
-            (ws, wf)
-            for ws, wf in writes
-            if wf["path"] == rf["path"]
-            and wf["timestamp"] < rf["timestamp"]
-            and (ws.file, ws.label) != (rs.file, rs.label)
-        ]
+        cands = [(ws, wf) for ws, wf in writes if wf["path"] == rf["path"] and wf["timestamp"] < rf["timestamp"] and (ws.file, ws.label) != (rs.file, rs.label)]
         if not cands:
             continue
         ws, wf = max(cands, key=lambda c: c[1]["timestamp"])
-        artifact_edges.append(
-            {
-                "path": rf["path"],
-                "writer": {
-                    "file": ws.file,
-                    "stream": ws.label,
-                    "sessionId": ws.session_id,
-                    "agentId": ws.agent_id,
-                    "tool": wf["tool"],
-                    "tool_use_id": wf["tool_use_id"],
-                    "timestamp": wf["timestamp"],
-                },
-                "reader": {
-                    "file": rs.file,
-                    "stream": rs.label,
-                    "sessionId": rs.session_id,
-                    "agentId": rs.agent_id,
-                    "tool": rf["tool"],
-                    "tool_use_id": rf["tool_use_id"],
-                    "timestamp": rf["timestamp"],
-                },
-                "cross_session": ws.session_id != rs.session_id,
-            }
-        )
+        artifact_edges.append({
+            "path": rf["path"],
+            "writer": {"file": ws.file, "stream": ws.label, "sessionId": ws.session_id, "agentId": ws.agent_id, "tool": wf["tool"], "tool_use_id": wf["tool_use_id"], "timestamp": wf["timestamp"]},
+            "reader": {"file": rs.file, "stream": rs.label, "sessionId": rs.session_id, "agentId": rs.agent_id, "tool": rf["tool"], "tool_use_id": rf["tool_use_id"], "timestamp": rf["timestamp"]},
+            "cross_session": ws.session_id != rs.session_id,
+        })
     # continuations (plan hand-off)
     continuation_edges = []
     for a in analysed:
         if not a["foreign"]:
             continue
         main = a["streams"][0]
-        prompt = next(
-            (
-                r["message"]["content"]
-                for _, r in main.recs
-                if r.get("type") == "user" and isinstance(r["message"].get("content"), str)
-            ),
-            "",
-        )
+        prompt = next((r["message"]["content"] for _, r in main.recs if r.get("type") == "user" and isinstance(r["message"].get("content"), str)), "")
         m = re.search(r"read the full transcript at: (\S+\.jsonl)", prompt)
         old = {f["sessionId"] for f in a["foreign"]}
-        continuation_edges.append(
-            {
-                "new_file": a["file"],
-                "new_sessionId": a["own_session"],
-                "old_sessionIds_of_copied_records": sorted(old),
-                "cited_transcript": m.group(1) if m else None,
-                "has_planContent": any("planContent" in r for _, r in main.recs),
-                "slug_shared": main.out["slug"]
-                == next((x.out["slug"] for x in streams if x.kind == "main" and x.session_id in old), None),
-            }
-        )
+        continuation_edges.append({
+            "new_file": a["file"], "new_sessionId": a["own_session"], "old_sessionIds_of_copied_records": sorted(old),
+            "cited_transcript": m.group(1) if m else None,
+            "has_planContent": any("planContent" in r for _, r in main.recs),
+            "slug_shared": main.out["slug"] == next((x.out["slug"] for x in streams if x.kind == "main" and x.session_id in old), None),
+        })
     # attach meta to streams
     for a in analysed:
         for s in a["streams"]:
@@ -629,28 +445,10 @@ def build_claude_manifest():
     # sessions
     sessions = {}
     for s in streams:
-        e = sessions.setdefault(
-            s.session_id,
-            {
-                "files": [],
-                "streams": [],
-                "tokens_total": zero_tokens(),
-                "first_timestamp": None,
-                "last_timestamp": None,
-            },
-        )
+        e = sessions.setdefault(s.session_id, {"files": [], "streams": [], "tokens_total": zero_tokens(), "first_timestamp": None, "last_timestamp": None})
         if s.file not in e["files"]:
             e["files"].append(s.file)
-        e["streams"].append(
-            {
-                "file": s.file,
-                "stream": s.label,
-                "kind": s.kind,
-                "layout": s.layout,
-                "agentId": s.agent_id,
-                "tokens": {k: s.out["tokens"][k] for k in TOKEN_KEYS},
-            }
-        )
+        e["streams"].append({"file": s.file, "stream": s.label, "kind": s.kind, "layout": s.layout, "agentId": s.agent_id, "tokens": {k: s.out["tokens"][k] for k in TOKEN_KEYS}})
         for k in TOKEN_KEYS:
             e["tokens_total"][k] += s.out["tokens"][k]
         ft, lt = s.out["first_timestamp"], s.out["last_timestamp"]
@@ -675,13 +473,7 @@ def build_claude_manifest():
     hist_recs = load_strict(hist)
     projects = {}
     for d in sorted((CC / "projects").iterdir()):
-        cwds = sorted(
-            {
-                s.out["cwd"]
-                for s in streams
-                if s.file.startswith(f"projects/{d.name}/") and isinstance(s.out["cwd"], str)
-            }
-        )
+        cwds = sorted({s.out["cwd"] for s in streams if s.file.startswith(f"projects/{d.name}/") and isinstance(s.out["cwd"], str)})
         projects[d.name] = cwds
     return {
         "about": "Expected values for sample_logs/claude-code, computed by _scripts/compute_expected.py from the files themselves. Paths are relative to sample_logs/claude-code/.",
@@ -706,13 +498,7 @@ def build_claude_manifest():
             "artifacts": artifact_edges,
             "continuations": continuation_edges,
         },
-        "non_transcripts": {
-            "history.jsonl": {
-                "lines": len(hist_recs),
-                "keys": sorted({k for _, r in hist_recs for k in r}),
-                "note": "prompt history, not a transcript: the ingester must skip it",
-            }
-        },
+        "non_transcripts": {"history.jsonl": {"lines": len(hist_recs), "keys": sorted({k for _, r in hist_recs for k in r}), "note": "prompt history, not a transcript: the ingester must skip it"}},
         "sidecars": sorted(rel(p) for p in (CC / "projects").rglob("*.meta.json")),
     }, streams
 
@@ -723,16 +509,8 @@ def build_claude_manifest():
 def classify_broken(path: Path):
     data = path.read_bytes()
     if not data:
-        return {
-            "bytes": 0,
-            "lines": 0,
-            "trailing_newline": False,
-            "problems": [{"line": None, "code": "empty_file", "what": "0 bytes"}],
-            "good_lines": 0,
-            "sessionIds": [],
-            "tokens_all_parseable_records": zero_tokens(),
-            "tokens_good_lines_only": zero_tokens(),
-        }
+        return {"bytes": 0, "lines": 0, "trailing_newline": False, "problems": [{"line": None, "code": "empty_file", "what": "0 bytes"}], "good_lines": 0, "sessionIds": [],
+                "tokens_all_parseable_records": zero_tokens(), "tokens_good_lines_only": zero_tokens()}
     raws = data.split(b"\n")
     trailing_newline = data.endswith(b"\n")
     if trailing_newline:
@@ -750,23 +528,10 @@ def classify_broken(path: Path):
             obj = json.loads(text)
         except json.JSONDecodeError:
             code = "truncated_line" if last_no_nl else "invalid_json"
-            problems.append(
-                {
-                    "line": n,
-                    "code": code,
-                    "what": f"{len(raw)} bytes that are not JSON" + (" (no trailing newline)" if last_no_nl else ""),
-                }
-            )
+            problems.append({"line": n, "code": code, "what": f"{len(raw)} bytes that are not JSON" + (" (no trailing newline)" if last_no_nl else "")})
             continue
         if not utf8_ok:
-            problems.append(
-                {
-                    "line": n,
-                    "code": "invalid_utf8",
-                    "what": "raw bytes 0xff 0xfe inside a JSON string; the line parses once decoded with replacement (U+FFFD)",
-                    "recoverable": True,
-                }
-            )
+            problems.append({"line": n, "code": "invalid_utf8", "what": "raw bytes 0xff 0xfe inside a JSON string; the line parses once decoded with replacement (U+FFFD)", "recoverable": True})
         if not isinstance(obj, dict):
             problems.append({"line": n, "code": "not_object", "what": f"JSON {type(obj).__name__}: {text.strip()}"})
             continue
@@ -782,29 +547,15 @@ def classify_broken(path: Path):
                 problems.append({"line": n, "code": "bad_timestamp", "what": f"{t} record without timestamp"})
                 line_ok = False
             elif parse_ts(obj["timestamp"]) is None:
-                problems.append(
-                    {"line": n, "code": "bad_timestamp", "what": f"{t} record with timestamp {obj['timestamp']!r}"}
-                )
+                problems.append({"line": n, "code": "bad_timestamp", "what": f"{t} record with timestamp {obj['timestamp']!r}"})
                 line_ok = False
         msg = obj.get("message")
         if t == "assistant" and isinstance(msg, dict):
             if "usage" in msg and not isinstance(msg["usage"], dict):
-                problems.append(
-                    {
-                        "line": n,
-                        "code": "wrong_type",
-                        "what": f"message.usage is {type(msg['usage']).__name__} {msg['usage']!r}",
-                    }
-                )
+                problems.append({"line": n, "code": "wrong_type", "what": f"message.usage is {type(msg['usage']).__name__} {msg['usage']!r}"})
                 line_ok = False
             if "content" in msg and not isinstance(msg["content"], (str, list)):
-                problems.append(
-                    {
-                        "line": n,
-                        "code": "wrong_type",
-                        "what": f"message.content is {type(msg['content']).__name__} {msg['content']!r}",
-                    }
-                )
+                problems.append({"line": n, "code": "wrong_type", "what": f"message.content is {type(msg['content']).__name__} {msg['content']!r}"})
                 line_ok = False
             if isinstance(msg.get("usage"), dict):
                 tokens_last[msg.get("id")] = msg["usage"]
@@ -817,28 +568,20 @@ def classify_broken(path: Path):
         add_usage(tok, u)
     for u in tokens_good.values():
         add_usage(tok_good, u)
-    return {
-        "bytes": len(data),
-        "lines": len(raws),
-        "trailing_newline": trailing_newline,
-        "problems": problems,
-        "good_lines": good,
-        "sessionIds": sorted(sids),
-        "tokens_all_parseable_records": tok,
-        "tokens_good_lines_only": tok_good,
-    }
+    return {"bytes": len(data), "lines": len(raws), "trailing_newline": trailing_newline, "problems": problems, "good_lines": good, "sessionIds": sorted(sids),
+            "tokens_all_parseable_records": tok, "tokens_good_lines_only": tok_good}
 
 
 BROKEN_WHY = {
     "truncated.jsonl": "last line is an assistant record cut mid-object with no trailing newline (a transcript still being written)",
     "not-json.jsonl": "one line is the text `this is not json`",
     "array-line.jsonl": "one line is the JSON array `[1,2,3]`",
-    "unknown-type.jsonl": 'one record has `type: "hologram-sync"`, a type no Claude Code build writes',
-    "bad-timestamp.jsonl": 'one assistant record has no `timestamp`, another has `"timestamp":"yesterday-ish"`',
+    "unknown-type.jsonl": "one record has `type: \"hologram-sync\"`, a type no Claude Code build writes",
+    "bad-timestamp.jsonl": "one assistant record has no `timestamp`, another has `\"timestamp\":\"yesterday-ish\"`",
     "invalid-utf8.jsonl": "one user record's text contains the raw bytes 0xff 0xfe (written in binary)",
     "empty.jsonl": "0 bytes",
     "wrong-type.jsonl": "one assistant record has `message.usage` as a string, another has `message.content` as a number",
-    "notes.jsonl": 'valid JSONL that belongs to no harness (`{"hello":...}` lines), outside any projects/ folder',
+    "notes.jsonl": "valid JSONL that belongs to no harness (`{\"hello\":...}` lines), outside any projects/ folder",
 }
 
 
@@ -848,13 +591,7 @@ def build_broken_manifest():
         info = classify_broken(p)
         info["what_is_wrong"] = BROKEN_WHY[p.name]
         if p.parent.name == "misc":
-            info["problems"] = [
-                {
-                    "line": None,
-                    "code": "unknown_format",
-                    "what": "no record has a Claude Code shape (no type/sessionId)",
-                }
-            ]
+            info["problems"] = [{"line": None, "code": "unknown_format", "what": "no record has a Claude Code shape (no type/sessionId)"}]
             info["good_lines"] = 0
         out[p.relative_to(BROKEN).as_posix()] = info
     return out
@@ -880,296 +617,103 @@ def fmt_tok(t):
 
 def render_md(man, ids):
     inv = {v: k for k, v in ids.items() if isinstance(v, str)}
-    L = [
-        "# Expected values: sample_logs/claude-code\n\n",
-        "Generated by `_scripts/compute_expected.py` from the files themselves (machine-readable twin: `expected.json`). "
-        "All content is synthetic. Token columns are `input / output / cache_read / cache_creation / 5m / 1h`, "
-        "de-duplicated by `message.id` (last line wins), assistant records only.\n\n",
-        "## Scenarios\n\n",
-    ]
+    L = ["# Expected values: sample_logs/claude-code\n\n",
+         "Generated by `_scripts/compute_expected.py` from the files themselves (machine-readable twin: `expected.json`). "
+         "All content is synthetic. Token columns are `input / output / cache_read / cache_creation / 5m / 1h`, "
+         "de-duplicated by `message.id` (last line wins), assistant records only.\n\n",
+         "## Scenarios\n\n"]
     scen = [
-        (
-            "A",
-            "inline sidechains, 2.0.20",
-            "Task answered by an inline `isSidechain` run (no agentId) + an inline Warmup sidechain",
-        ),
-        (
-            "B",
-            "flat agent files, 2.0.64",
-            "Task -> `agent-<8hex>.jsonl` (Write + Edit of docs/NOTES.md), a Warmup `agent-<8hex>.jsonl`, Bash `codex exec` launch",
-        ),
-        (
-            "C",
-            "nested subagents, 2.1.39",
-            "Task -> `<sid>/subagents/agent-a<6hex>.jsonl` + `agent_progress`; failed Edit; auto-compaction `agent-acompact-*`; ends on ExitPlanMode",
-        ),
-        (
-            "F",
-            "plan hand-off, 2.1.39",
-            "new session whose first line is a copy of C's last record; `planContent` prompt citing C's transcript",
-        ),
-        (
-            "D",
-            "nested + meta.json, 2.1.240",
-            "`Agent` sync + background, nested spawn (depth 2), workflow agent, `claude -p` launch of E, attachment, ai-title, last-prompt",
-        ),
-        (
-            "E",
-            "headless claude -p, 2.1.240",
-            "`entrypoint: sdk-cli`, `promptSource: sdk`, one Write (CHANGELOG.md, read back by D)",
-        ),
+        ("A", "inline sidechains, 2.0.20", "Task answered by an inline `isSidechain` run (no agentId) + an inline Warmup sidechain"),
+        ("B", "flat agent files, 2.0.64", "Task -> `agent-<8hex>.jsonl` (Write + Edit of docs/NOTES.md), a Warmup `agent-<8hex>.jsonl`, Bash `codex exec` launch"),
+        ("C", "nested subagents, 2.1.39", "Task -> `<sid>/subagents/agent-a<6hex>.jsonl` + `agent_progress`; failed Edit; auto-compaction `agent-acompact-*`; ends on ExitPlanMode"),
+        ("F", "plan hand-off, 2.1.39", "new session whose first line is a copy of C's last record; `planContent` prompt citing C's transcript"),
+        ("D", "nested + meta.json, 2.1.240", "`Agent` sync + background, nested spawn (depth 2), workflow agent, `claude -p` launch of E, attachment, ai-title, last-prompt"),
+        ("E", "headless claude -p, 2.1.240", "`entrypoint: sdk-cli`, `promptSource: sdk`, one Write (CHANGELOG.md, read back by D)"),
     ]
-    L.append(
-        md_table(
-            [(k, ids.get(k), a, b) for k, a, b in scen],
-            ["scenario", "sessionId", "layout/version", "what it exercises"],
-        )
-    )
+    L.append(md_table([(k, ids.get(k), a, b) for k, a, b in scen], ["scenario", "sessionId", "layout/version", "what it exercises"]))
     L.append("\n## Projects\n\n")
     L.append(md_table([(k, ", ".join(v)) for k, v in man["projects"].items()], ["project folder", "cwd"]))
     L.append("\n## Files\n\n")
     rows = []
     for f, e in man["files"].items():
         role = inv.get(e["sessionId"], "?") if e["kind"] == "main" else inv.get(e["agentId"], e["kind"])
-        rows.append(
-            (
-                f"`{f}`",
-                role,
-                e["kind"],
-                e["layout"],
-                e["sessionId"][:8] + "…",
-                e["agentId"] or "-",
-                e["version"],
-                e["gitBranch"],
-                e["entrypoint"] or "-",
-                e["first_timestamp"],
-                e["last_timestamp"],
-                fmt_tools(e["tool_use_counts"]),
-                fmt_tok(e["tokens"]),
-            )
-        )
+        rows.append((f"`{f}`", role, e["kind"], e["layout"], e["sessionId"][:8] + "…", e["agentId"] or "-", e["version"], e["gitBranch"], e["entrypoint"] or "-",
+                     e["first_timestamp"], e["last_timestamp"], fmt_tools(e["tool_use_counts"]), fmt_tok(e["tokens"])))
         for sc in e["inline_sidechains"]:
-            rows.append(
-                (
-                    f"  ↳ inline sidechain root `{sc['root_uuid']}`",
-                    "",
-                    sc["kind"],
-                    "inline",
-                    sc["sessionId"][:8] + "…",
-                    "-",
-                    sc["version"],
-                    sc["gitBranch"],
-                    "-",
-                    sc["first_timestamp"],
-                    sc["last_timestamp"],
-                    fmt_tools(sc["tool_use_counts"]),
-                    fmt_tok(sc["tokens"]),
-                )
-            )
-    L.append(
-        md_table(
-            rows,
-            [
-                "file",
-                "role",
-                "kind",
-                "layout",
-                "sessionId",
-                "agentId",
-                "version",
-                "branch",
-                "entrypoint",
-                "first ts",
-                "last ts",
-                "tool uses",
-                "tokens",
-            ],
-        )
-    )
+            rows.append((f"  ↳ inline sidechain root `{sc['root_uuid']}`", "", sc["kind"], "inline", sc["sessionId"][:8] + "…", "-", sc["version"], sc["gitBranch"], "-",
+                         sc["first_timestamp"], sc["last_timestamp"], fmt_tools(sc["tool_use_counts"]), fmt_tok(sc["tokens"])))
+    L.append(md_table(rows, ["file", "role", "kind", "layout", "sessionId", "agentId", "version", "branch", "entrypoint", "first ts", "last ts", "tool uses", "tokens"]))
     L.append("\n## Per-file detail\n\n")
     for f, e in man["files"].items():
         L.append(f"### `{f}`\n\n")
-        L.append(
-            f"- kind **{e['kind']}**, layout {e['layout']}, sessionId `{e['sessionId']}`, agentId `{e['agentId']}`, cwd `{e['cwd']}`, slug `{e['slug']}`, {e['file_lines']} lines in the file ({e['n_lines']} in this stream)\n"
-        )
+        L.append(f"- kind **{e['kind']}**, layout {e['layout']}, sessionId `{e['sessionId']}`, agentId `{e['agentId']}`, cwd `{e['cwd']}`, slug `{e['slug']}`, {e['file_lines']} lines in the file ({e['n_lines']} in this stream)\n")
         if e["meta_json"] is not None:
             L.append(f"- meta.json: `{json.dumps(e['meta_json'])}`\n")
         if e["foreign_records"]:
-            L.append(
-                f"- foreign records (not counted here): {', '.join('line %d (%s, sessionId %s, usage=%s)' % (x['line'], x['type'], x['sessionId'], x['has_usage']) for x in e['foreign_records'])}\n"
-            )
+            L.append(f"- foreign records (not counted here): {', '.join('line %d (%s, sessionId %s, usage=%s)' % (x['line'], x['type'], x['sessionId'], x['has_usage']) for x in e['foreign_records'])}\n")
         for sc in [e] + e["inline_sidechains"]:
-            label = (
-                ("main stream" if e["kind"] == "main" else "stream")
-                if sc is e
-                else f"inline sidechain `{sc['root_uuid']}` ({sc['kind']})"
-            )
+            label = ("main stream" if e["kind"] == "main" else "stream") if sc is e else f"inline sidechain `{sc['root_uuid']}` ({sc['kind']})"
             if sc["file_paths"] or sc["attachment_file_paths"]:
                 L.append(f"- {label} file paths:\n")
                 for fp in sc["file_paths"]:
-                    L.append(
-                        f"  - {fp['tool']} `{fp['path']}` ({fp['op']}{', is_error' if fp['is_error'] else ''}) line {fp['line']}\n"
-                    )
+                    L.append(f"  - {fp['tool']} `{fp['path']}` ({fp['op']}{', is_error' if fp['is_error'] else ''}) line {fp['line']}\n")
                 for fp in sc["attachment_file_paths"]:
                     L.append(f"  - attachment file `{fp['path']}` line {fp['line']}\n")
             for c in sc["spawn_calls"]:
-                L.append(
-                    f"- {label} spawn: {c['tool']} `{c['tool_use_id']}` ({c['subagent_type']}, background={c['run_in_background']}) -> agentId `{c.get('result_agentId')}` "
-                    f"(toolUseResult: {c.get('has_toolUseResult')}, status {c.get('toolUseResult_status')})\n"
-                )
+                L.append(f"- {label} spawn: {c['tool']} `{c['tool_use_id']}` ({c['subagent_type']}, background={c['run_in_background']}) -> agentId `{c.get('result_agentId')}` "
+                         f"(toolUseResult: {c.get('has_toolUseResult')}, status {c.get('toolUseResult_status')})\n")
             for sh in sc["shell_calls"]:
-                L.append(
-                    f"- {label} Bash `{sh['command']}` window {sh['started_at']} .. {sh['ended_at']}; ids in output: {sh['output_session_ids'] or '-'}\n"
-                )
+                L.append(f"- {label} Bash `{sh['command']}` window {sh['started_at']} .. {sh['ended_at']}; ids in output: {sh['output_session_ids'] or '-'}\n")
             for er in sc["tool_errors"]:
                 L.append(f"- {label} tool error: {er['tool']} `{er['tool_use_id']}` line {er['line']}\n")
             for un in sc["unanswered_tool_uses"]:
                 L.append(f"- {label} unanswered tool_use: {un['tool']} `{un['tool_use_id']}` line {un['line']}\n")
             for p in sc["agent_progress"]:
-                L.append(
-                    f"- {label} agent_progress x{p['count']}: agentId `{p['agentId']}`, parentToolUseID `{p['parentToolUseID']}`\n"
-                )
+                L.append(f"- {label} agent_progress x{p['count']}: agentId `{p['agentId']}`, parentToolUseID `{p['parentToolUseID']}`\n")
         L.append("\n")
     L.append("## Sessions (token totals over all streams of the session)\n\n")
-    L.append(
-        md_table(
-            [
-                (
-                    sid,
-                    inv.get(sid, ""),
-                    e["main_file"],
-                    len(e["streams"]),
-                    e["first_timestamp"],
-                    e["last_timestamp"],
-                    fmt_tok(e["tokens_total"]),
-                )
-                for sid, e in man["sessions"].items()
-            ],
-            ["sessionId", "role", "main file", "streams", "first ts", "last ts", "tokens"],
-        )
-    )
+    L.append(md_table([(sid, inv.get(sid, ""), e["main_file"], len(e["streams"]), e["first_timestamp"], e["last_timestamp"], fmt_tok(e["tokens_total"])) for sid, e in man["sessions"].items()],
+                      ["sessionId", "role", "main file", "streams", "first ts", "last ts", "tokens"]))
     ed = man["edges"]
     L.append("\n## Edges\n\n### Spawns\n\n")
-    L.append(
-        md_table(
-            [
-                (
-                    e["tool"],
-                    e["tool_use_id"],
-                    e["parent_agentId"] or "main",
-                    e["child_agentId"] or e["child_root_uuid"],
-                    e["child_file"] or e["child_stream"],
-                    "; ".join(e["evidence"]),
-                )
-                for e in ed["spawns"]
-            ],
-            ["tool", "tool_use_id", "parent", "child", "child file/stream", "evidence"],
-        )
-    )
-    L.append(
-        "\nNot spawns (same layout): warm-up sidechains/agents, `agent-acompact-*` (compaction) and the workflow agent (linked by its `wf_<runId>` folder = the Workflow call's `toolUseResult.runId`).\n"
-    )
+    L.append(md_table([(e["tool"], e["tool_use_id"], e["parent_agentId"] or "main", e["child_agentId"] or e["child_root_uuid"], e["child_file"] or e["child_stream"], "; ".join(e["evidence"])) for e in ed["spawns"]],
+                      ["tool", "tool_use_id", "parent", "child", "child file/stream", "evidence"]))
+    L.append("\nNot spawns (same layout): warm-up sidechains/agents, `agent-acompact-*` (compaction) and the workflow agent (linked by its `wf_<runId>` folder = the Workflow call's `toolUseResult.runId`).\n")
     L.append("\n### Workflow runs\n\n")
-    L.append(
-        md_table(
-            [(e["tool_use_id"], e["runId"], ", ".join(e["child_files"])) for e in ed["workflows"]],
-            ["Workflow tool_use_id", "runId", "agent files"],
-        )
-    )
+    L.append(md_table([(e["tool_use_id"], e["runId"], ", ".join(e["child_files"])) for e in ed["workflows"]], ["Workflow tool_use_id", "runId", "agent files"]))
     L.append("\n### Launches\n\n")
-    L.append(
-        md_table(
-            [
-                (
-                    e["harness"],
-                    f"`{e['command']}`",
-                    f"{e['window'][0]} .. {e['window'][1]}",
-                    ", ".join(e["output_session_ids"]),
-                    e["child_file_in_sample_logs"] or e["note"],
-                )
-                for e in ed["launches"]
-            ],
-            ["harness", "command", "window", "ids in output", "child"],
-        )
-    )
+    L.append(md_table([(e["harness"], f"`{e['command']}`", f"{e['window'][0]} .. {e['window'][1]}", ", ".join(e["output_session_ids"]), e["child_file_in_sample_logs"] or e["note"]) for e in ed["launches"]],
+                      ["harness", "command", "window", "ids in output", "child"]))
     L.append("\n### Artifact flows\n\n")
-    L.append(
-        md_table(
-            [
-                (
-                    f"`{e['path']}`",
-                    f"{inv.get(e['writer']['sessionId'], '')} {e['writer']['agentId'] or e['writer']['stream']} {e['writer']['tool']}",
-                    f"{inv.get(e['reader']['sessionId'], '')} {e['reader']['agentId'] or e['reader']['stream']} {e['reader']['tool']}",
-                    e["cross_session"],
-                )
-                for e in ed["artifacts"]
-            ],
-            ["path", "writer (session stream tool)", "reader", "cross-session"],
-        )
-    )
+    L.append(md_table([(f"`{e['path']}`", f"{inv.get(e['writer']['sessionId'],'')} {e['writer']['agentId'] or e['writer']['stream']} {e['writer']['tool']}", f"{inv.get(e['reader']['sessionId'],'')} {e['reader']['agentId'] or e['reader']['stream']} {e['reader']['tool']}", e["cross_session"]) for e in ed["artifacts"]],
+                      ["path", "writer (session stream tool)", "reader", "cross-session"]))
     L.append("\n### Continuations\n\n")
-    L.append(
-        md_table(
-            [
-                (
-                    e["new_sessionId"],
-                    ", ".join(e["old_sessionIds_of_copied_records"]),
-                    f"`{e['cited_transcript']}`",
-                    e["has_planContent"],
-                    e["slug_shared"],
-                )
-                for e in ed["continuations"]
-            ],
-            ["new session", "copied from", "cited transcript", "planContent", "slug shared"],
-        )
-    )
-    L.append(
-        "\n## Not transcripts\n\n- `history.jsonl`: prompt history (`display`, `pastedContents`, `timestamp`, `project`); the ingester must skip it. `claude -p` (E) is not listed there.\n"
-        "- `*.meta.json`: sidecars of the nested children (read with the child, never parsed as a transcript).\n"
-        "- `_scripts/`: the generator and this manifest's calculator.\n"
-    )
+    L.append(md_table([(e["new_sessionId"], ", ".join(e["old_sessionIds_of_copied_records"]), f"`{e['cited_transcript']}`", e["has_planContent"], e["slug_shared"]) for e in ed["continuations"]],
+                      ["new session", "copied from", "cited transcript", "planContent", "slug shared"]))
+    L.append("\n## Not transcripts\n\n- `history.jsonl`: prompt history (`display`, `pastedContents`, `timestamp`, `project`); the ingester must skip it. `claude -p` (E) is not listed there.\n"
+             "- `*.meta.json`: sidecars of the nested children (read with the child, never parsed as a transcript).\n"
+             "- `_scripts/`: the generator and this manifest's calculator.\n")
     return "".join(L)
 
 
 def render_broken_md(man):
-    L = [
-        "# Bad inputs for the ingester\n\n",
-        "Each file under `projects/-home-dev-projects-broken/` is otherwise a valid Claude Code 2.1.39 transcript "
-        "(cwd `/home/dev/projects/broken`) with a distinct `sessionId` (a uuid: the file names are not uuids, so the "
-        "file stem is **not** the sessionId here; take it from the records). `misc/notes.jsonl` belongs to no harness. "
-        'Line numbers are 1-based. "Good lines" = lines that parse as a JSON object of a known record type with no '
-        "problem listed. Suggested codes are those of `ingest/frames.py` `DIAGNOSTIC_CODES`. Machine-readable twin: `expected.json`.\n\n",
-    ]
+    L = ["# Bad inputs for the ingester\n\n",
+         "Each file under `projects/-home-dev-projects-broken/` is otherwise a valid Claude Code 2.1.39 transcript "
+         "(cwd `/home/dev/projects/broken`) with a distinct `sessionId` (a uuid: the file names are not uuids, so the "
+         "file stem is **not** the sessionId here; take it from the records). `misc/notes.jsonl` belongs to no harness. "
+         "Line numbers are 1-based. \"Good lines\" = lines that parse as a JSON object of a known record type with no "
+         "problem listed. Suggested codes are those of `ingest/frames.py` `DIAGNOSTIC_CODES`. Machine-readable twin: `expected.json`.\n\n"]
     rows = []
     for f, e in man.items():
-        probs = "; ".join(
-            f"line {p['line']}: `{p['code']}` ({p['what']})" if p["line"] else f"`{p['code']}` ({p['what']})"
-            for p in e["problems"]
-        )
-        rows.append(
-            (f"`{f}`", e["what_is_wrong"], probs, e["lines"], e["good_lines"], ", ".join(e["sessionIds"]) or "-")
-        )
-    L.append(
-        md_table(rows, ["file", "what is wrong", "bad line(s) and suggested code", "lines", "good lines", "sessionId"])
-    )
-    L.append(
-        "\nTokens (input / output / cache_read / cache_creation / 5m / 1h, de-duplicated by message.id): all parseable assistant records with an object `usage` vs good lines only:\n\n"
-    )
-    L.append(
-        md_table(
-            [
-                (f"`{f}`", fmt_tok(e["tokens_all_parseable_records"]), fmt_tok(e["tokens_good_lines_only"]))
-                for f, e in man.items()
-            ],
-            ["file", "all parseable records", "good lines only"],
-        )
-    )
-    L.append(
-        "\nNotes:\n\n- `invalid-utf8.jsonl` line 3 is still a JSON object once decoded with replacement characters: a reader that repairs it keeps the record (text with U+FFFD) and reports `invalid_utf8`.\n"
-        "- `truncated.jsonl` has 5 newline-terminated lines plus a 6th partial line; `wc -l` prints 5.\n"
-        "- `unknown-type.jsonl` line 3 is valid JSON with this file's sessionId: keep it out of the frames, count it.\n"
-        "- `wrong-type.jsonl`: the record with a string `usage` contributes no tokens; the record with numeric `content` contributes its (valid) usage but no blocks.\n"
-    )
+        probs = "; ".join(f"line {p['line']}: `{p['code']}` ({p['what']})" if p["line"] else f"`{p['code']}` ({p['what']})" for p in e["problems"])
+        rows.append((f"`{f}`", e["what_is_wrong"], probs, e["lines"], e["good_lines"], ", ".join(e["sessionIds"]) or "-"))
+    L.append(md_table(rows, ["file", "what is wrong", "bad line(s) and suggested code", "lines", "good lines", "sessionId"]))
+    L.append("\nTokens (input / output / cache_read / cache_creation / 5m / 1h, de-duplicated by message.id): all parseable assistant records with an object `usage` vs good lines only:\n\n")
+    L.append(md_table([(f"`{f}`", fmt_tok(e["tokens_all_parseable_records"]), fmt_tok(e["tokens_good_lines_only"])) for f, e in man.items()], ["file", "all parseable records", "good lines only"]))
+    L.append("\nNotes:\n\n- `invalid-utf8.jsonl` line 3 is still a JSON object once decoded with replacement characters: a reader that repairs it keeps the record (text with U+FFFD) and reports `invalid_utf8`.\n"
+             "- `truncated.jsonl` has 5 newline-terminated lines plus a 6th partial line; `wc -l` prints 5.\n"
+             "- `unknown-type.jsonl` line 3 is valid JSON with this file's sessionId: keep it out of the frames, count it.\n"
+             "- `wrong-type.jsonl`: the record with a string `usage` contributes no tokens; the record with numeric `content` contributes its (valid) usage but no blocks.\n")
     return "".join(L)
 
 
@@ -1188,27 +732,13 @@ def main():
     for e in man["edges"]["launches"]:
         if e["harness"] == "claude-code":
             assert e["child_starts_inside_window"] and e["child_entrypoint"] == "sdk-cli"
-    (f5, f1) = (
-        sum(s["tokens"]["ephemeral_5m"] for s in streams_out(man)),
-        sum(s["tokens"]["ephemeral_1h"] for s in streams_out(man)),
-    )
+    (f5, f1) = (sum(s["tokens"]["ephemeral_5m"] for s in streams_out(man)), sum(s["tokens"]["ephemeral_1h"] for s in streams_out(man)))
     assert f5 > 0 and f1 > 0
     man["scenario_ids"] = ids
     (CC / "expected.json").write_text(json.dumps(man, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (CC / "EXPECTED.md").write_text(render_md(man, ids), encoding="utf-8")
     bman = build_broken_manifest()
-    (BROKEN / "expected.json").write_text(
-        json.dumps(
-            {
-                "about": "Expected diagnostics for sample_logs/broken, computed by sample_logs/claude-code/_scripts/compute_expected.py",
-                "files": bman,
-            },
-            indent=1,
-            ensure_ascii=False,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    (BROKEN / "expected.json").write_text(json.dumps({"about": "Expected diagnostics for sample_logs/broken, computed by sample_logs/claude-code/_scripts/compute_expected.py", "files": bman}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (BROKEN / "README.md").write_text(render_broken_md(bman), encoding="utf-8")
     n_files = len(list((CC / "projects").rglob("*.jsonl"))) + 1
     print(f"ok: {n_files} claude-code jsonl files parse; {len(bman)} broken files described")

@@ -99,7 +99,9 @@ def structured_patch(old: str, new: str) -> list[dict]:
             else:
                 lines += ["-" + x for x in a[a1:a2]]
                 lines += ["+" + x for x in b[b1:b2]]
-        hunks.append({"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines})
+        hunks.append(
+            {"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1, "newLines": j2 - j1, "lines": lines}
+        )
     return hunks
 
 
@@ -315,10 +317,7 @@ def txt(t):
 
 def read_tur(path, content):
     n = len(content.rstrip("\n").split("\n"))
-    return {
-        "type": "text",
-        "file": {"filePath": path, "content": content, "numLines": n, "startLine": 1, "totalLines": n},
-    }
+    return {"type": "text", "file": {"filePath": path, "content": content, "numLines": n, "startLine": 1, "totalLines": n}}
 
 
 def write_tur(path, content):
@@ -370,7 +369,9 @@ INK_NOTES_V1 = (
     "## CLI usage\nCovered by README.\n\n## Theming\nTODO: list theme hooks.\n"
 )
 INK_NOTES_OLD = "## Configuration\nTODO: describe inkwell.toml.\n"
-INK_NOTES_NEW = "## Configuration\nSettings live in inkwell.toml at the site root: `title`, `base_url`, `theme`.\n"
+INK_NOTES_NEW = (
+    "## Configuration\nSettings live in inkwell.toml at the site root: `title`, `base_url`, `theme`.\n"
+)
 
 TIDE_SYNC_V0 = (
     "import time\n\nfrom tidepool.client import RemoteError\n\n\ndef sync_once(client, batch):\n"
@@ -380,7 +381,7 @@ TIDE_SYNC_V0 = (
 TIDE_CONFIG = (
     "import os\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n    remote_url: str\n"
     "    batch_size: int = 200\n\n\ndef load() -> Config:\n"
-    '    return Config(remote_url=os.environ["TIDEPOOL_REMOTE"])\n'
+    "    return Config(remote_url=os.environ[\"TIDEPOOL_REMOTE\"])\n"
 )
 TIDE_TEST = (
     "from tidepool.sync import sync_once\n\n\ndef test_sync_pushes_batch(fake_client):\n"
@@ -393,15 +394,15 @@ ORBIT_ARCH = (
     "- src/orbit/cli.py: argument parsing\n- src/orbit/sync_client.py: HTTP calls to tidepool\n"
 )
 ORBIT_SYNC_CLIENT = (
-    'import httpx\n\nTIDEPOOL = "http://localhost:8750"\n\n\ndef push(batch):\n'
-    '    r = httpx.post(f"{TIDEPOOL}/sync", json=batch, timeout=10)\n    r.raise_for_status()\n    return r.json()\n'
+    "import httpx\n\nTIDEPOOL = \"http://localhost:8750\"\n\n\ndef push(batch):\n"
+    "    r = httpx.post(f\"{TIDEPOOL}/sync\", json=batch, timeout=10)\n    r.raise_for_status()\n    return r.json()\n"
 )
 ORBIT_CLI = (
-    'import argparse\n\n\ndef main(argv=None):\n    p = argparse.ArgumentParser(prog="orbit")\n'
-    '    p.add_argument("--remote")\n    p.add_argument("--dry-run", action="store_true")\n'
+    "import argparse\n\n\ndef main(argv=None):\n    p = argparse.ArgumentParser(prog=\"orbit\")\n"
+    "    p.add_argument(\"--remote\")\n    p.add_argument(\"--dry-run\", action=\"store_true\")\n"
     "    return p.parse_args(argv)\n"
 )
-ORBIT_PYPROJECT = '[project]\nname = "orbit-cli"\nversion = "0.3.0"\n\n[tool.ruff]\nline-length = 100\n'
+ORBIT_PYPROJECT = "[project]\nname = \"orbit-cli\"\nversion = \"0.3.0\"\n\n[tool.ruff]\nline-length = 100\n"
 ORBIT_CHANGELOG = "# Changelog\n\n## Unreleased\n\n- Nothing yet.\n"
 
 
@@ -451,12 +452,7 @@ def build_project1():
         "CLI usage, theming. Reply with a short bullet list."
     )
     a2 = main.assistant(
-        [
-            tu(
-                "Task",
-                {"description": "Survey README coverage", "prompt": task_prompt, "subagent_type": "general-purpose"},
-            )
-        ],
+        [tu("Task", {"description": "Survey README coverage", "prompt": task_prompt, "subagent_type": "general-purpose"})],
         usage(6, 112, 14210, 388),
     )
     side = Stream(out, **common)
@@ -480,21 +476,11 @@ def build_project1():
         dt=0.7,
     )
     a3 = main.assistant(
-        [
-            txt("The README covers installation and CLI usage. Writing the outline now."),
-            tu("Write", {"file_path": outline, "content": INK_OUTLINE}),
-        ],
+        [txt("The README covers installation and CLI usage. Writing the outline now."), tu("Write", {"file_path": outline, "content": INK_OUTLINE})],
         usage(5, 203, 14598, 661),
         partial_out=12,
     )
-    main.flat(
-        snapshot(
-            p["uuid"],
-            p["timestamp"],
-            {"docs/outline.md": {"backupFileName": None, "version": 1, "backupTime": ck.tick(0.9)}},
-            True,
-        )
-    )
+    main.flat(snapshot(p["uuid"], p["timestamp"], {"docs/outline.md": {"backupFileName": None, "version": 1, "backupTime": ck.tick(0.9)}}, True))
     main.result(a3[-1], f"File created successfully at: {outline}", write_tur(outline, INK_OUTLINE), dt=0.05)
     main.assistant(
         [txt("Wrote docs/outline.md with four sections; configuration and theming still need content in the docs.")],
@@ -502,13 +488,7 @@ def build_project1():
         stop="end_turn",
     )
     write_jsonl(pdir / f"{SA}.jsonl", out)
-    hist = [
-        (
-            "Draft an outline for the v2 docs in docs/outline.md, and have a subagent check what the README already covers.",
-            p["timestamp"],
-            cwd,
-        )
-    ]
+    hist = [("Draft an outline for the v2 docs in docs/outline.md, and have a subagent check what the README already covers.", p["timestamp"], cwd)]
 
     # ---------------- B: flat agent files, version 2.0.64 ----------------
     B_CHILD, B_WARM = hexid(8), hexid(8)
@@ -551,16 +531,7 @@ def build_project1():
         "already covers, then fill in the Configuration section (settings live in inkwell.toml: title, base_url, theme)."
     )
     a3 = main.assistant(
-        [
-            tu(
-                "Task",
-                {
-                    "description": "Write NOTES.md from outline",
-                    "prompt": child_prompt,
-                    "subagent_type": "general-purpose",
-                },
-            )
-        ],
+        [tu("Task", {"description": "Write NOTES.md from outline", "prompt": child_prompt, "subagent_type": "general-purpose"})],
         usage(4, 160, 15230, 320),
     )
     task_start = a3[-1]["timestamp"]
@@ -605,10 +576,7 @@ def build_project1():
     main.result(a4[-1], numbered(notes_v2), read_tur(notes, notes_v2), dt=0.05)
     codex_cmd = f'codex exec "review the diff" -C {cwd}'
     a5 = main.assistant(
-        [
-            txt("Asking codex for a review."),
-            tu("Bash", {"command": codex_cmd, "description": "Ask codex to review the diff", "timeout": 300000}),
-        ],
+        [txt("Asking codex for a review."), tu("Bash", {"command": codex_cmd, "description": "Ask codex to review the diff", "timeout": 300000})],
         usage(4, 118, 15952, 611),
         partial_out=9,
     )
@@ -622,11 +590,7 @@ def build_project1():
     )
     main.result(a5[-1], codex_stdout.rstrip("\n"), bash_tur(codex_stdout.rstrip("\n")), is_error=False, dt=42.77)
     main.assistant(
-        [
-            txt(
-                "NOTES.md is written (Configuration filled in). Codex's review suggests tracking the Theming TODO in an issue."
-            )
-        ],
+        [txt("NOTES.md is written (Configuration filled in). Codex's review suggests tracking the Theming TODO in an issue.")],
         usage(6, 52, 16563, 288),
         stop="end_turn",
     )
@@ -650,25 +614,11 @@ def build_project2():
     opus, haiku = "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
     out: list = []
     ck = Clock("2026-01-08T10:19:52.310Z")
-    common = dict(
-        cwd=cwd,
-        session_id=SC,
-        version="2.1.39",
-        branch="fix/sync-retry",
-        clock=ck,
-        slug=slug,
-        source_uuid=True,
-        caller=True,
-    )
+    common = dict(cwd=cwd, session_id=SC, version="2.1.39", branch="fix/sync-retry", clock=ck, slug=slug, source_uuid=True, caller=True)
     main = Stream(out, model=opus, **common)
     hook_id = uid()
     main.progress(
-        {
-            "type": "hook_progress",
-            "hookEvent": "SessionStart",
-            "hookName": "SessionStart:startup",
-            "command": "/home/dev/.claude/hooks/session-start.sh",
-        },
+        {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:startup", "command": "/home/dev/.claude/hooks/session-start.sh"},
         hook_id,
         hook_id,
         ts=ck.now(),
@@ -682,47 +632,24 @@ def build_project2():
     out.insert(0, snapshot(p["uuid"], p["timestamp"]))
     hist = [(prompt1, p["timestamp"], cwd)]
     a1 = main.assistant(
-        [
-            txt("Let me find the retry loop."),
-            tu("Grep", {"pattern": "def sync_", "path": f"{cwd}/src", "output_mode": "files_with_matches"}),
-        ],
+        [txt("Let me find the retry loop."), tu("Grep", {"pattern": "def sync_", "path": f"{cwd}/src", "output_mode": "files_with_matches"})],
         usage(2, 97, 16220, 0, 9310, extra={"inference_geo": "not_available"}),
     )
-    main.result(
-        a1[-1],
-        f"Found 1 file\n{sync_py}",
-        {"mode": "files_with_matches", "filenames": [sync_py], "numFiles": 1},
-        dt=0.3,
-    )
-    a2 = main.assistant(
-        [tu("Read", {"file_path": sync_py})], usage(1, 64, 25530, 0, 402, extra={"inference_geo": "not_available"})
-    )
+    main.result(a1[-1], f"Found 1 file\n{sync_py}", {"mode": "files_with_matches", "filenames": [sync_py], "numFiles": 1}, dt=0.3)
+    a2 = main.assistant([tu("Read", {"file_path": sync_py})], usage(1, 64, 25530, 0, 402, extra={"inference_geo": "not_available"}))
     main.result(a2[-1], numbered(TIDE_SYNC_V0), read_tur(sync_py, TIDE_SYNC_V0), dt=0.05)
     bad_old = "    while True:\n        try:\n            return client.push(batch)\n        except RemoteError:"
     a3 = main.assistant(
-        [
-            tu(
-                "Edit",
-                {
-                    "file_path": sync_py,
-                    "old_string": bad_old,
-                    "new_string": "    for attempt in range(MAX_RETRIES):\n        try:\n            return client.push(batch)\n        except RemoteError:",
-                },
-            )
-        ],
+        [tu("Edit", {"file_path": sync_py, "old_string": bad_old, "new_string": "    for attempt in range(MAX_RETRIES):\n        try:\n            return client.push(batch)\n        except RemoteError:"})],
         usage(1, 180, 25932, 0, 655, extra={"inference_geo": "not_available"}),
     )
     err = f"String to replace not found in file.\nString: {bad_old}"
     main.result(a3[-1], f"<tool_use_error>{err}</tool_use_error>", f"Error: {err}", is_error=True, dt=0.05)
     edits = [
-        {
-            "old_string": "from tidepool.client import RemoteError\n",
-            "new_string": "from tidepool.client import RemoteError\n\nMAX_RETRIES = 5\n",
-            "replace_all": False,
-        },
+        {"old_string": "from tidepool.client import RemoteError\n", "new_string": "from tidepool.client import RemoteError\n\nMAX_RETRIES = 5\n", "replace_all": False},
         {
             "old_string": "    while True:\n        try:\n            return client.push(batch)\n        except RemoteError as err:\n            if err.status != 429:\n                raise\n            time.sleep(1)\n",
-            "new_string": '    for attempt in range(MAX_RETRIES):\n        try:\n            return client.push(batch)\n        except RemoteError as err:\n            if err.status != 429:\n                raise\n            time.sleep(2 ** attempt)\n    raise RemoteError(429, "retries exhausted")\n',
+            "new_string": "    for attempt in range(MAX_RETRIES):\n        try:\n            return client.push(batch)\n        except RemoteError as err:\n            if err.status != 429:\n                raise\n            time.sleep(2 ** attempt)\n    raise RemoteError(429, \"retries exhausted\")\n",
             "replace_all": False,
         },
     ]
@@ -730,22 +657,13 @@ def build_project2():
     for e in edits:
         sync_v1 = sync_v1.replace(e["old_string"], e["new_string"], 1)
     a4 = main.assistant(
-        [
-            txt("The exception is bound as `err`; applying both changes in one edit."),
-            tu("MultiEdit", {"file_path": sync_py, "edits": edits}),
-        ],
+        [txt("The exception is bound as `err`; applying both changes in one edit."), tu("MultiEdit", {"file_path": sync_py, "edits": edits})],
         usage(1, 402, 26587, 0, 388, extra={"inference_geo": "not_available"}),
     )
     main.result(
         a4[-1],
-        f'Applied 2 edits to {sync_py}:\n1. Replaced "from tidepool.client import RemoteError\\n" with "from tidepool.client import RemoteError\\n\\nMAX_RETRIES = 5\\n"\n2. Replaced the retry loop',
-        {
-            "filePath": sync_py,
-            "edits": edits,
-            "originalFileContents": TIDE_SYNC_V0,
-            "structuredPatch": structured_patch(TIDE_SYNC_V0, sync_v1),
-            "userModified": False,
-        },
+        f"Applied 2 edits to {sync_py}:\n1. Replaced \"from tidepool.client import RemoteError\\n\" with \"from tidepool.client import RemoteError\\n\\nMAX_RETRIES = 5\\n\"\n2. Replaced the retry loop",
+        {"filePath": sync_py, "edits": edits, "originalFileContents": TIDE_SYNC_V0, "structuredPatch": structured_patch(TIDE_SYNC_V0, sync_v1), "userModified": False},
         dt=0.1,
     )
     task_prompt = f"Find the tests that exercise tidepool's sync module under {cwd}/tests and say whether any covers the 429 retry path."
@@ -760,17 +678,9 @@ def build_project2():
     cout: list = []
     child = Stream(cout, model=haiku, agent_id=CHILD, sidechain=True, **common)
     child.prompt(task_prompt, dt=0.02, parent=None)
-    g = child.assistant(
-        [tu("Glob", {"pattern": "test_*sync*.py", "path": f"{cwd}/tests"})],
-        usage(3, 77, 0, 0, 8820, extra={"inference_geo": "not_available"}),
-        dt=1.9,
-    )
+    g = child.assistant([tu("Glob", {"pattern": "test_*sync*.py", "path": f"{cwd}/tests"})], usage(3, 77, 0, 0, 8820, extra={"inference_geo": "not_available"}), dt=1.9)
     child.result(g[-1], test_py, {"filenames": [test_py], "durationMs": 12, "numFiles": 1, "truncated": False}, dt=0.1)
-    rd = child.assistant(
-        [tu("Read", {"file_path": test_py})],
-        usage(5, 52, 8820, 0, 133, extra={"inference_geo": "not_available"}),
-        dt=1.2,
-    )
+    rd = child.assistant([tu("Read", {"file_path": test_py})], usage(5, 52, 8820, 0, 133, extra={"inference_geo": "not_available"}), dt=1.2)
     child.result(rd[-1], numbered(TIDE_TEST), read_tur(test_py, TIDE_TEST), dt=0.05)
     child_text = "tests/test_sync.py has test_sync_pushes_batch and test_sync_gives_up; the second is a stub (`...`), so the 429 path is untested."
     cu = usage(6, 58, 8953, 0, 290, extra={"inference_geo": "not_available"})
@@ -780,12 +690,7 @@ def build_project2():
     for crec in cout:
         inner = {"type": crec["type"], "message": crec["message"]}
         if crec["type"] == "assistant":
-            inner = {
-                "type": "assistant",
-                "timestamp": crec["timestamp"],
-                "message": crec["message"],
-                "requestId": crec["requestId"],
-            }
+            inner = {"type": "assistant", "timestamp": crec["timestamp"], "message": crec["message"], "requestId": crec["requestId"]}
         elif isinstance(crec["message"]["content"], str):
             inner = {"type": "user", "message": {"role": "user", "content": [txt(crec["message"]["content"])]}}
         inner["uuid"] = crec["uuid"]
@@ -795,13 +700,7 @@ def build_project2():
                 inner["toolUseResult"] = crec["toolUseResult"]
         t = crec["timestamp"]
         pt = t[:-4] + f"{(int(t[-4:-1]) + 1) % 1000:03d}Z" if int(t[-4:-1]) < 999 else t
-        data = {
-            "message": inner,
-            "normalizedMessages": [],
-            "type": "agent_progress",
-            "prompt": task_prompt,
-            "agentId": CHILD,
-        }
+        data = {"message": inner, "normalizedMessages": [], "type": "agent_progress", "prompt": task_prompt, "agentId": CHILD}
         pr = main.progress(data, agent_msg, task_id, ts=pt, parent=prev)
         prev = pr["uuid"]
     ck.tick(0.4)
@@ -823,48 +722,17 @@ def build_project2():
         parent=task_rec["uuid"],
     )
     notes_text = "# Sync retry notes\n\n- sync_once now gives up after MAX_RETRIES = 5 attempts.\n- Backoff is 2 ** attempt seconds.\n- The 429 path has no test yet (tests/test_sync.py::test_sync_gives_up is a stub).\n"
-    a6 = main.assistant(
-        [tu("Write", {"file_path": notes_md, "content": notes_text})],
-        usage(1, 170, 27787, 0, 330, extra={"inference_geo": "not_available"}),
-    )
-    main.flat(
-        snapshot(
-            p["uuid"],
-            p["timestamp"],
-            {
-                "src/tidepool/sync.py": {"backupFileName": hexid(16) + "@v1", "version": 1, "backupTime": ck.tick(0.2)},
-                "docs/sync-notes.md": {"backupFileName": None, "version": 1, "backupTime": ck.tick(0.01)},
-            },
-            True,
-        )
-    )
+    a6 = main.assistant([tu("Write", {"file_path": notes_md, "content": notes_text})], usage(1, 170, 27787, 0, 330, extra={"inference_geo": "not_available"}))
+    main.flat(snapshot(p["uuid"], p["timestamp"], {"src/tidepool/sync.py": {"backupFileName": hexid(16) + "@v1", "version": 1, "backupTime": ck.tick(0.2)}, "docs/sync-notes.md": {"backupFileName": None, "version": 1, "backupTime": ck.tick(0.01)}}, True))
     main.result(a6[-1], f"File created successfully at: {notes_md}", write_tur(notes_md, notes_text), dt=0.05)
-    a7 = main.assistant(
-        [tu("Bash", {"command": "python -m pytest tests/test_sync.py -q", "description": "Run sync tests"})],
-        usage(1, 61, 28117, 0, 251, extra={"inference_geo": "not_available"}),
-    )
-    main.result(
-        a7[-1],
-        "..                                                                       [100%]\n2 passed in 0.38s",
-        bash_tur("..                                                                       [100%]\n2 passed in 0.38s"),
-        is_error=False,
-        dt=1.9,
-    )
+    a7 = main.assistant([tu("Bash", {"command": "python -m pytest tests/test_sync.py -q", "description": "Run sync tests"})], usage(1, 61, 28117, 0, 251, extra={"inference_geo": "not_available"}))
+    main.result(a7[-1], "..                                                                       [100%]\n2 passed in 0.38s", bash_tur("..                                                                       [100%]\n2 passed in 0.38s"), is_error=False, dt=1.9)
     a8 = main.assistant(
-        [
-            txt(
-                "Retries are capped at 5 with exponential backoff; tests pass. The 429 path itself is not tested yet (see docs/sync-notes.md)."
-            )
-        ],
+        [txt("Retries are capped at 5 with exponential backoff; tests pass. The 429 path itself is not tested yet (see docs/sync-notes.md).")],
         usage(1, 49, 28368, 0, 140, extra={"inference_geo": "not_available"}),
         stop="end_turn",
     )
-    main.system(
-        "turn_duration",
-        {"durationMs": ms_between(p["timestamp"], ck.now()) + 120, "messageCount": 31},
-        dt=0.12,
-        meta=False,
-    )
+    main.system("turn_duration", {"durationMs": ms_between(p["timestamp"], ck.now()) + 120, "messageCount": 31}, dt=0.12, meta=False)
     pre_boundary = main.last_uuid
     # auto-compaction run
     kout: list = []
@@ -879,12 +747,7 @@ def build_project2():
         "Summary: capped sync retries at MAX_RETRIES = 5 with 2 ** attempt backoff in src/tidepool/sync.py "
         "(MultiEdit after a failed Edit); wrote docs/sync-notes.md; tests/test_sync.py passes but the 429 path is a stub."
     )
-    comp.assistant(
-        [txt(summary)],
-        usage(3, 1420, 158200, 2900, 0, extra={"inference_geo": "not_available"}),
-        dt=18.4,
-        stop="end_turn",
-    )
+    comp.assistant([txt(summary)], usage(3, 1420, 158200, 2900, 0, extra={"inference_geo": "not_available"}), dt=18.4, stop="end_turn")
     write_jsonl(pdir / SC / "subagents" / f"agent-{COMPACT}.jsonl", kout)
     b = main.system(
         "compact_boundary",
@@ -903,9 +766,7 @@ def build_project2():
     prompt2 = "Plan the next step: make the retry cap configurable via TIDEPOOL_MAX_RETRIES."
     p2 = main.prompt(prompt2, dt=41.0, extra_after_msg={"permissionMode": "plan"})
     hist.append((prompt2, p2["timestamp"], cwd))
-    a9 = main.assistant(
-        [tu("Read", {"file_path": config_py})], usage(3, 58, 4100, 0, 3120, extra={"inference_geo": "not_available"})
-    )
+    a9 = main.assistant([tu("Read", {"file_path": config_py})], usage(3, 58, 4100, 0, 3120, extra={"inference_geo": "not_available"}))
     main.result(a9[-1], numbered(TIDE_CONFIG), read_tur(config_py, TIDE_CONFIG), dt=0.05)
     plan = (
         "# Make the retry cap configurable\n\n"
@@ -933,37 +794,21 @@ def build_project2():
     )
     fp = fmain.prompt(handoff, dt=0.0, parent=None, extra_after_msg={"planContent": plan})
     fout.insert(2, snapshot(fp["uuid"], fp["timestamp"]))
-    f1 = fmain.assistant(
-        [tu("Read", {"file_path": notes_md})], usage(3, 61, 0, 0, 12990, extra={"inference_geo": "not_available"})
-    )
+    f1 = fmain.assistant([tu("Read", {"file_path": notes_md})], usage(3, 61, 0, 0, 12990, extra={"inference_geo": "not_available"}))
     fmain.result(f1[-1], numbered(notes_text), read_tur(notes_md, notes_text), dt=0.05)
     cfg_old = "    batch_size: int = 200\n"
-    cfg_new = '    batch_size: int = 200\n    max_retries: int = int(os.environ.get("TIDEPOOL_MAX_RETRIES", "5"))\n'
-    f2 = fmain.assistant(
-        [tu("Edit", {"file_path": config_py, "old_string": cfg_old, "new_string": cfg_new})],
-        usage(1, 144, 12990, 0, 380, extra={"inference_geo": "not_available"}),
-    )
-    fmain.result(
-        f2[-1],
-        f"The file {config_py} has been updated successfully.",
-        edit_tur(config_py, cfg_old, cfg_new, TIDE_CONFIG),
-        dt=0.08,
-    )
+    cfg_new = "    batch_size: int = 200\n    max_retries: int = int(os.environ.get(\"TIDEPOOL_MAX_RETRIES\", \"5\"))\n"
+    f2 = fmain.assistant([tu("Edit", {"file_path": config_py, "old_string": cfg_old, "new_string": cfg_new})], usage(1, 144, 12990, 0, 380, extra={"inference_geo": "not_available"}))
+    fmain.result(f2[-1], f"The file {config_py} has been updated successfully.", edit_tur(config_py, cfg_old, cfg_new, TIDE_CONFIG), dt=0.08)
     s_old = "    for attempt in range(MAX_RETRIES):\n"
     s_new = "    for attempt in range(config.max_retries):\n"
     f3 = fmain.assistant(
         [tu("Edit", {"file_path": sync_py, "old_string": s_old, "new_string": s_new})],
         usage(1, 102, 13370, 0, 266, extra={"inference_geo": "not_available"}),
     )
-    fmain.result(
-        f3[-1], f"The file {sync_py} has been updated successfully.", edit_tur(sync_py, s_old, s_new, sync_v1), dt=0.08
-    )
+    fmain.result(f3[-1], f"The file {sync_py} has been updated successfully.", edit_tur(sync_py, s_old, s_new, sync_v1), dt=0.08)
     fmain.assistant(
-        [
-            txt(
-                "Steps 1 and 2 are done: Config.max_retries reads TIDEPOOL_MAX_RETRIES and sync_once uses it. Step 3 (the 429 test) is next."
-            )
-        ],
+        [txt("Steps 1 and 2 are done: Config.max_retries reads TIDEPOOL_MAX_RETRIES and sync_once uses it. Step 3 (the 429 test) is next.")],
         usage(1, 53, 13636, 0, 190, extra={"inference_geo": "not_available"}),
         stop="end_turn",
     )
@@ -983,27 +828,15 @@ def build_project3(tidepool_cwd: str):
     RUN = "wf_" + hexid(8)
     slug = "quiet-orbiting-heron"
     opus, haiku = "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
-    arch, sync_client, cli_py = (
-        f"{cwd}/docs/ARCHITECTURE.md",
-        f"{cwd}/src/orbit/sync_client.py",
-        f"{cwd}/src/orbit/cli.py",
-    )
+    arch, sync_client, cli_py = f"{cwd}/docs/ARCHITECTURE.md", f"{cwd}/src/orbit/sync_client.py", f"{cwd}/src/orbit/cli.py"
     changelog, pyproject = f"{cwd}/CHANGELOG.md", f"{cwd}/pyproject.toml"
     tide_sync = f"{tidepool_cwd}/src/tidepool/sync.py"
     geo = {"inference_geo": "not_available"}
     out: list = []
     ck = Clock("2026-01-20T16:40:00.000Z")
     common = dict(
-        cwd=cwd,
-        session_id=SD,
-        version="2.1.240",
-        branch="feat/agent-graph",
-        clock=ck,
-        slug=slug,
-        entrypoint="cli",
-        source_uuid=True,
-        prompt_id=True,
-        caller=True,
+        cwd=cwd, session_id=SD, version="2.1.240", branch="feat/agent-graph", clock=ck, slug=slug,
+        entrypoint="cli", source_uuid=True, prompt_id=True, caller=True,
     )
     main = Stream(out, model=opus, **common)
     prompt1 = "Map how orbit-cli talks to tidepool's sync API (see @docs/ARCHITECTURE.md), and check current guidance on Retry-After headers."
@@ -1015,41 +848,27 @@ def build_project3(tidepool_cwd: str):
             "type": "file",
             "filename": arch,
             "displayPath": "docs/ARCHITECTURE.md",
-            "content": {
-                "type": "text",
-                "file": {"filePath": arch, "content": ORBIT_ARCH, "numLines": 6, "startLine": 1, "totalLines": 6},
-            },
+            "content": {"type": "text", "file": {"filePath": arch, "content": ORBIT_ARCH, "numLines": 6, "startLine": 1, "totalLines": 6}},
         }
     )
     a1 = main.assistant(
         [
-            {
-                "type": "thinking",
-                "thinking": "Search first, then send an Explore agent into the client code.",
-                "signature": _rand("Eu", 86),
-            },
+            {"type": "thinking", "thinking": "Search first, then send an Explore agent into the client code.", "signature": _rand("Eu", 86)},
             tu("WebSearch", {"query": "HTTP 429 Retry-After header client backoff best practice"}),
         ],
         usage(3, 112, 0, 3120, 18400, extra=geo),
     )
     ws_results = [
-        {
-            "tool_use_id": _rand("srvtoolu_01", 22),
-            "content": [
-                {"title": "Retry-After - HTTP reference", "url": "https://example.org/http/headers/retry-after"},
-                {"title": "Backoff strategies for rate-limited APIs", "url": "https://example.org/blog/backoff"},
-            ],
-        },
+        {"tool_use_id": _rand("srvtoolu_01", 22), "content": [
+            {"title": "Retry-After - HTTP reference", "url": "https://example.org/http/headers/retry-after"},
+            {"title": "Backoff strategies for rate-limited APIs", "url": "https://example.org/blog/backoff"},
+        ]},
         "Clients should honour Retry-After (seconds or HTTP date) and fall back to capped exponential backoff with jitter.",
     ]
     main.result(
         a1[-1],
-        'Web search results for query: "HTTP 429 Retry-After header client backoff best practice"\n\nHonour Retry-After; otherwise capped exponential backoff with jitter.',
-        {
-            "query": "HTTP 429 Retry-After header client backoff best practice",
-            "results": ws_results,
-            "durationSeconds": 6.21,
-        },
+        "Web search results for query: \"HTTP 429 Retry-After header client backoff best practice\"\n\nHonour Retry-After; otherwise capped exponential backoff with jitter.",
+        {"query": "HTTP 429 Retry-After header client backoff best practice", "results": ws_results, "durationSeconds": 6.21},
         dt=6.3,
     )
     # --- Agent 1: Explore, sync
@@ -1064,27 +883,13 @@ def build_project3(tidepool_cwd: str):
     x1 = Stream(x1out, model=haiku, agent_id=X1, sidechain=True, **common)
     x1.current_prompt_id = main.current_prompt_id
     x1.prompt(x1_prompt, dt=0.05, parent=None, new_prompt=False)
-    g = x1.assistant(
-        [tu("Glob", {"pattern": "**/*.py", "path": f"{cwd}/src/orbit"})], usage(3, 71, 0, 0, 9400, extra=geo), dt=1.6
-    )
-    x1.result(
-        g[-1],
-        f"{cli_py}\n{sync_client}",
-        {"filenames": [cli_py, sync_client], "durationMs": 9, "numFiles": 2, "truncated": False},
-        dt=0.05,
-    )
+    g = x1.assistant([tu("Glob", {"pattern": "**/*.py", "path": f"{cwd}/src/orbit"})], usage(3, 71, 0, 0, 9400, extra=geo), dt=1.6)
+    x1.result(g[-1], f"{cli_py}\n{sync_client}", {"filenames": [cli_py, sync_client], "durationMs": 9, "numFiles": 2, "truncated": False}, dt=0.05)
     r1 = x1.assistant([tu("Read", {"file_path": sync_client})], usage(5, 49, 9400, 0, 212, extra=geo), dt=1.1)
     x1.result(r1[-1], numbered(ORBIT_SYNC_CLIENT), read_tur(sync_client, ORBIT_SYNC_CLIENT), dt=0.05)
-    x3_prompt = (
-        f"In {tidepool_cwd}/src/tidepool, find the function that serves POST /sync and say how it handles HTTP 429."
-    )
+    x3_prompt = f"In {tidepool_cwd}/src/tidepool, find the function that serves POST /sync and say how it handles HTTP 429."
     n1 = x1.assistant(
-        [
-            tu(
-                "Agent",
-                {"description": "Check tidepool endpoints", "prompt": x3_prompt, "subagent_type": "general-purpose"},
-            )
-        ],
+        [tu("Agent", {"description": "Check tidepool endpoints", "prompt": x3_prompt, "subagent_type": "general-purpose"})],
         usage(6, 118, 9612, 0, 330, extra=geo),
         dt=1.4,
     )
@@ -1094,48 +899,21 @@ def build_project3(tidepool_cwd: str):
     x3 = Stream(x3out, model=haiku, agent_id=X3, sidechain=True, **common)
     x3.current_prompt_id = main.current_prompt_id
     x3.prompt(x3_prompt, dt=0.05, parent=None, new_prompt=False)
-    g3 = x3.assistant(
-        [
-            tu(
-                "Grep",
-                {
-                    "pattern": "def sync_|/sync",
-                    "path": f"{tidepool_cwd}/src/tidepool",
-                    "output_mode": "files_with_matches",
-                },
-            )
-        ],
-        usage(3, 66, 0, 0, 8100, extra=geo),
-        dt=1.5,
-    )
-    x3.result(
-        g3[-1],
-        f"Found 1 file\n{tide_sync}",
-        {"mode": "files_with_matches", "filenames": [tide_sync], "numFiles": 1},
-        dt=0.1,
-    )
+    g3 = x3.assistant([tu("Grep", {"pattern": "def sync_|/sync", "path": f"{tidepool_cwd}/src/tidepool", "output_mode": "files_with_matches"})], usage(3, 66, 0, 0, 8100, extra=geo), dt=1.5)
+    x3.result(g3[-1], f"Found 1 file\n{tide_sync}", {"mode": "files_with_matches", "filenames": [tide_sync], "numFiles": 1}, dt=0.1)
     r3 = x3.assistant([tu("Read", {"file_path": tide_sync})], usage(5, 41, 8100, 0, 260, extra=geo), dt=1.0)
     tide_now = (
         "import time\n\nfrom tidepool.client import RemoteError\n\nMAX_RETRIES = 5\n\n\ndef sync_once(client, batch):\n"
         "    for attempt in range(config.max_retries):\n        try:\n            return client.push(batch)\n"
         "        except RemoteError as err:\n            if err.status != 429:\n                raise\n"
-        '            time.sleep(2 ** attempt)\n    raise RemoteError(429, "retries exhausted")\n'
+        "            time.sleep(2 ** attempt)\n    raise RemoteError(429, \"retries exhausted\")\n"
     )
     x3.result(r3[-1], numbered(tide_now), read_tur(tide_sync, tide_now), dt=0.05)
     x3_text = "tidepool's sync_once (src/tidepool/sync.py) retries 429 up to config.max_retries with 2 ** attempt backoff; it ignores Retry-After."
     x3u = usage(6, 57, 8360, 0, 301, extra=geo)
     x3.assistant([txt(x3_text)], x3u, dt=2.0, stop="end_turn")
     write_jsonl(pdir / SD / "subagents" / f"agent-{X3}.jsonl", x3out)
-    write_json(
-        pdir / SD / "subagents" / f"agent-{X3}.meta.json",
-        {
-            "agentType": "general-purpose",
-            "description": "Check tidepool endpoints",
-            "toolUseId": nested_id,
-            "spawnDepth": 2,
-            "parentAgentId": X1,
-        },
-    )
+    write_json(pdir / SD / "subagents" / f"agent-{X3}.meta.json", {"agentType": "general-purpose", "description": "Check tidepool endpoints", "toolUseId": nested_id, "spawnDepth": 2, "parentAgentId": X1})
     ck.tick(0.3)
     ndur = ms_between(nested_call["timestamp"], ck.now())
     x1.result(nested_call, [txt(x3_text), txt(task_tail(X3, total_tokens(x3u), 2, ndur))], tur_present=False, dt=0.01)
@@ -1143,10 +921,7 @@ def build_project3(tidepool_cwd: str):
     x1u = usage(7, 88, 9942, 0, 412, extra=geo)
     x1.assistant([txt(x1_text)], x1u, dt=2.4, stop="end_turn")
     write_jsonl(pdir / SD / "subagents" / f"agent-{X1}.jsonl", x1out)
-    write_json(
-        pdir / SD / "subagents" / f"agent-{X1}.meta.json",
-        {"agentType": "Explore", "description": "Explore sync client", "toolUseId": ag1_id, "spawnDepth": 1},
-    )
+    write_json(pdir / SD / "subagents" / f"agent-{X1}.meta.json", {"agentType": "Explore", "description": "Explore sync client", "toolUseId": ag1_id, "spawnDepth": 1})
     ck.tick(0.4)
     d1 = ms_between(ag1["timestamp"], ck.now())
     main.last_uuid = ag1["uuid"]
@@ -1163,32 +938,14 @@ def build_project3(tidepool_cwd: str):
             "totalTokens": total_tokens(x1u),
             "totalToolUseCount": 3,
             "usage": x1u,
-            "toolStats": {
-                "readCount": 1,
-                "searchCount": 1,
-                "bashCount": 0,
-                "editFileCount": 0,
-                "linesAdded": 0,
-                "linesRemoved": 0,
-                "otherToolCount": 1,
-            },
+            "toolStats": {"readCount": 1, "searchCount": 1, "bashCount": 0, "editFileCount": 0, "linesAdded": 0, "linesRemoved": 0, "otherToolCount": 1},
         },
         dt=0.01,
     )
     # --- Agent 2: background
     x2_prompt = f"Audit the command-line flags in {cli_py} and list any flag that has no help text."
     a3 = main.assistant(
-        [
-            tu(
-                "Agent",
-                {
-                    "description": "Audit CLI flags",
-                    "prompt": x2_prompt,
-                    "subagent_type": "general-purpose",
-                    "run_in_background": True,
-                },
-            )
-        ],
+        [tu("Agent", {"description": "Audit CLI flags", "prompt": x2_prompt, "subagent_type": "general-purpose", "run_in_background": True})],
         usage(1, 121, 22222, 0, 566, extra=geo),
     )
     ag2 = a3[-1]
@@ -1197,15 +954,7 @@ def build_project3(tidepool_cwd: str):
     main.result(
         ag2,
         f"Async agent launched successfully.\nagentId: {X2} (internal ID; use it to resume or check on this agent later)\nThe agent is working in the background; you will be notified when it completes.\noutput_file: {out_file}",
-        {
-            "isAsync": True,
-            "status": "async_launched",
-            "agentId": X2,
-            "description": "Audit CLI flags",
-            "prompt": x2_prompt,
-            "outputFile": out_file,
-            "canReadOutputFile": True,
-        },
+        {"isAsync": True, "status": "async_launched", "agentId": X2, "description": "Audit CLI flags", "prompt": x2_prompt, "outputFile": out_file, "canReadOutputFile": True},
         dt=0.2,
     )
     bg_clock = Clock(ck.now())
@@ -1218,70 +967,32 @@ def build_project3(tidepool_cwd: str):
     x2_text = "Both flags (--remote, --dry-run) lack help text."
     x2.assistant([txt(x2_text)], usage(5, 31, 7900, 0, 188, extra=geo), dt=2.1, stop="end_turn")
     write_jsonl(pdir / SD / "subagents" / f"agent-{X2}.jsonl", x2out)
-    write_json(
-        pdir / SD / "subagents" / f"agent-{X2}.meta.json",
-        {"agentType": "general-purpose", "description": "Audit CLI flags", "toolUseId": ag2_id, "spawnDepth": 1},
-    )
+    write_json(pdir / SD / "subagents" / f"agent-{X2}.meta.json", {"agentType": "general-purpose", "description": "Audit CLI flags", "toolUseId": ag2_id, "spawnDepth": 1})
     x2_done = bg_clock.now()
     # --- claude -p launch (session E)
     cl_prompt = "Write a CHANGELOG.md stub for orbit-cli with an Unreleased section"
     a4 = main.assistant(
-        [
-            tu(
-                "Bash",
-                {
-                    "command": f'claude -p "{cl_prompt}" --output-format json',
-                    "description": "Draft the changelog with headless Claude",
-                },
-            )
-        ],
+        [tu("Bash", {"command": f'claude -p "{cl_prompt}" --output-format json', "description": "Draft the changelog with headless Claude"})],
         usage(1, 96, 22788, 0, 402, extra=geo),
     )
     bash_call = a4[-1]
     eck = Clock(bash_call["timestamp"])
     eck.tick(1.35)
     eout: list = []
-    e = Stream(
-        eout,
-        model=opus,
-        cwd=cwd,
-        session_id=SE,
-        version="2.1.240",
-        branch="feat/agent-graph",
-        clock=eck,
-        entrypoint="sdk-cli",
-        source_uuid=True,
-        prompt_id=True,
-        caller=True,
-    )
+    e = Stream(eout, model=opus, cwd=cwd, session_id=SE, version="2.1.240", branch="feat/agent-graph", clock=eck, entrypoint="sdk-cli", source_uuid=True, prompt_id=True, caller=True)
     ep = e.prompt(cl_prompt, dt=0.0, parent=None, extra_after_msg={"promptSource": "sdk", "permissionMode": "default"})
     eout.insert(0, snapshot(ep["uuid"], ep["timestamp"]))
-    ew = e.assistant(
-        [txt("Creating the changelog stub."), tu("Write", {"file_path": changelog, "content": ORBIT_CHANGELOG})],
-        usage(3, 118, 0, 0, 11200, extra=geo),
-        dt=2.9,
-    )
+    ew = e.assistant([txt("Creating the changelog stub."), tu("Write", {"file_path": changelog, "content": ORBIT_CHANGELOG})], usage(3, 118, 0, 0, 11200, extra=geo), dt=2.9)
     e.result(ew[-1], f"File created successfully at: {changelog}", write_tur(changelog, ORBIT_CHANGELOG), dt=0.05)
     e_text = "Created CHANGELOG.md with an Unreleased section."
     e.assistant([txt(e_text)], usage(5, 19, 11200, 0, 160, extra=geo), dt=1.9, stop="end_turn")
     write_jsonl(pdir / f"{SE}.jsonl", eout)
     ck.t = eck.t
     result_json = {
-        "type": "result",
-        "subtype": "success",
-        "is_error": False,
-        "duration_ms": ms_between(ep["timestamp"], eck.now()) + 310,
-        "duration_api_ms": 4620,
-        "num_turns": 2,
-        "result": e_text,
-        "session_id": SE,
-        "total_cost_usd": 0.0931,
-        "usage": {
-            "input_tokens": 8,
-            "cache_creation_input_tokens": 11360,
-            "cache_read_input_tokens": 11200,
-            "output_tokens": 137,
-        },
+        "type": "result", "subtype": "success", "is_error": False,
+        "duration_ms": ms_between(ep["timestamp"], eck.now()) + 310, "duration_api_ms": 4620, "num_turns": 2,
+        "result": e_text, "session_id": SE, "total_cost_usd": 0.0931,
+        "usage": {"input_tokens": 8, "cache_creation_input_tokens": 11360, "cache_read_input_tokens": 11200, "output_tokens": 137},
     }
     stdout = dumps(result_json)
     main.last_uuid = bash_call["uuid"]
@@ -1292,40 +1003,20 @@ def build_project3(tidepool_cwd: str):
         [tu("Grep", {"pattern": "Retry-After", "path": f"{tidepool_cwd}/src", "output_mode": "content", "-n": True})],
         usage(1, 77, 23645, 0, 233, extra=geo),
     )
-    main.result(
-        a6[-1],
-        "No matches found",
-        {"mode": "content", "numFiles": 0, "filenames": [], "content": "", "numLines": 0},
-        dt=0.2,
-    )
+    main.result(a6[-1], "No matches found", {"mode": "content", "numFiles": 0, "filenames": [], "content": "", "numLines": 0}, dt=0.2)
     # background agent completion notification
     if ck.now() < x2_done:
         ck.t = Clock(x2_done).t
     notif = (
         f"<task-notification>\n<task-id>{X2}</task-id>\n<tool-use-id>{ag2_id}</tool-use-id>\n<status>completed</status>\n"
-        f'<summary>Agent "Audit CLI flags" completed</summary>\n<result>{x2_text}</result>\n<output-file>{out_file}</output-file>\n</task-notification>'
+        f"<summary>Agent \"Audit CLI flags\" completed</summary>\n<result>{x2_text}</result>\n<output-file>{out_file}</output-file>\n</task-notification>"
     )
-    main.flat(
-        {
-            "type": "queue-operation",
-            "operation": "enqueue",
-            "timestamp": ck.tick(0.5),
-            "sessionId": SD,
-            "content": notif,
-        }
-    )
+    main.flat({"type": "queue-operation", "operation": "enqueue", "timestamp": ck.tick(0.5), "sessionId": SD, "content": notif})
     main.prompt(notif, dt=0.4, extra_after_msg={"origin": {"kind": "task-notification"}})
     # workflow run
     wf_dir = f"/home/dev/.claude/projects/{key}/{SD}/subagents/workflows/{RUN}"
     a7 = main.assistant(
-        [
-            tu(
-                "Workflow",
-                {
-                    "script": "export const meta = { name: 'lint-check', description: 'Run ruff over src and summarise findings' }\nawait agent('Run ruff on src/ and summarise the findings.')\n"
-                },
-            )
-        ],
+        [tu("Workflow", {"script": "export const meta = { name: 'lint-check', description: 'Run ruff over src and summarise findings' }\nawait agent('Run ruff on src/ and summarise the findings.')\n"})],
         usage(1, 133, 24100, 0, 512, extra=geo),
     )
     wf_call = a7[-1]
@@ -1334,11 +1025,7 @@ def build_project3(tidepool_cwd: str):
     w = Stream(wout, model=haiku, agent_id=W1, sidechain=True, **{**common, "clock": wck})
     w.current_prompt_id = main.current_prompt_id
     w.prompt("Run ruff on src/ and summarise the findings.", dt=0.8, parent=None, new_prompt=False)
-    wb = w.assistant(
-        [tu("Bash", {"command": "ruff check src", "description": "Lint src with ruff"})],
-        usage(3, 40, 0, 0, 6100, extra=geo),
-        dt=1.3,
-    )
+    wb = w.assistant([tu("Bash", {"command": "ruff check src", "description": "Lint src with ruff"})], usage(3, 40, 0, 0, 6100, extra=geo), dt=1.3)
     w.result(wb[-1], "All checks passed!", bash_tur("All checks passed!"), is_error=False, dt=0.7)
     wr = w.assistant([tu("Read", {"file_path": pyproject})], usage(5, 33, 6100, 0, 150, extra=geo), dt=0.9)
     w.result(wr[-1], numbered(ORBIT_PYPROJECT), read_tur(pyproject, ORBIT_PYPROJECT), dt=0.05)
@@ -1353,31 +1040,18 @@ def build_project3(tidepool_cwd: str):
         wf_call,
         f"Workflow lint-check completed.\nRun ID: {RUN}\nTranscript dir: {wf_dir}\n\n{w_text}",
         {
-            "status": "completed",
-            "taskId": "w" + hexid(6),
-            "runId": RUN,
-            "workflowName": "lint-check",
-            "transcriptDir": wf_dir,
-            "scriptPath": f"/home/dev/.claude/projects/{key}/{SD}/workflows/{RUN}.js",
+            "status": "completed", "taskId": "w" + hexid(6), "runId": RUN, "workflowName": "lint-check",
+            "transcriptDir": wf_dir, "scriptPath": f"/home/dev/.claude/projects/{key}/{SD}/workflows/{RUN}.js",
             "summary": w_text,
         },
         dt=0.4,
     )
     main.assistant(
-        [
-            txt(
-                "orbit-cli calls tidepool only via POST /sync (sync_client.push -> tidepool.sync.sync_once). Neither side honours Retry-After yet; CHANGELOG.md now exists, both CLI flags need help text, and ruff is clean."
-            )
-        ],
+        [txt("orbit-cli calls tidepool only via POST /sync (sync_client.push -> tidepool.sync.sync_once). Neither side honours Retry-After yet; CHANGELOG.md now exists, both CLI flags need help text, and ruff is clean.")],
         usage(1, 164, 24612, 0, 690, extra=geo),
         stop="end_turn",
     )
-    main.system(
-        "turn_duration",
-        {"durationMs": ms_between(p["timestamp"], ck.now()) + 90, "messageCount": 38},
-        dt=0.09,
-        meta=False,
-    )
+    main.system("turn_duration", {"durationMs": ms_between(p["timestamp"], ck.now()) + 90, "messageCount": 38}, dt=0.09, meta=False)
     main.flat({"type": "ai-title", "aiTitle": "Map orbit-cli to tidepool sync API", "sessionId": SD})
     main.flat({"type": "last-prompt", "lastPrompt": prompt1, "leafUuid": main.last_uuid, "sessionId": SD})
     write_jsonl(pdir / f"{SD}.jsonl", out)
@@ -1413,28 +1087,14 @@ def build_broken():
         ids[name] = sid
         out: list = []
         ck = Clock(start)
-        s = Stream(
-            out,
-            cwd=cwd,
-            session_id=sid,
-            version="2.1.39",
-            branch="main",
-            clock=ck,
-            source_uuid=True,
-            caller=True,
-            model="claude-opus-4-5-20251101",
-        )
+        s = Stream(out, cwd=cwd, session_id=sid, version="2.1.39", branch="main", clock=ck, source_uuid=True, caller=True, model="claude-opus-4-5-20251101")
         return s, out
 
     def good_turn(s, prompt="Summarise README.md.", u1=(3, 41, 0, 0, 5200), u2=(5, 27, 5200, 0, 140)):
         s.prompt(prompt, dt=1.0, parent=s.last_uuid)
         a = s.assistant([tu("Read", {"file_path": readme})], usage(*u1[:3], u1[3], u1[4]))
         s.result(a[-1], numbered(readme_text), read_tur(readme, readme_text), dt=0.05)
-        s.assistant(
-            [txt("README.md says this is a fixture project for bad-input tests.")],
-            usage(*u2[:3], u2[3], u2[4]),
-            stop="end_turn",
-        )
+        s.assistant([txt("README.md says this is a fixture project for bad-input tests.")], usage(*u2[:3], u2[3], u2[4]), stop="end_turn")
 
     def lines_of(out):
         return [dumps(r).encode() + b"\n" for r in out]
@@ -1466,12 +1126,7 @@ def build_broken():
     s, out = base("unknown-type.jsonl", "2026-01-25T08:30:00.000Z")
     good_turn(s)
     L = lines_of(out)
-    holo = {
-        "type": "hologram-sync",
-        "sessionId": ids["unknown-type.jsonl"],
-        "timestamp": "2026-01-25T08:30:04.500Z",
-        "payload": {"frames": 3, "channel": "beta"},
-    }
+    holo = {"type": "hologram-sync", "sessionId": ids["unknown-type.jsonl"], "timestamp": "2026-01-25T08:30:04.500Z", "payload": {"frames": 3, "channel": "beta"}}
     save("unknown-type.jsonl", L[:2] + [dumps(holo).encode() + b"\n"] + L[2:])
 
     # bad-timestamp: assistant without timestamp (line 2), assistant with "yesterday-ish" (line 4)
@@ -1489,11 +1144,7 @@ def build_broken():
     s.assistant([txt("Hello!")], usage(3, 4, 0, 0, 4800), stop="end_turn")
     marker = "@@BAD@@"
     s.prompt(f"Decode this: {marker} please.", dt=4.0)
-    s.assistant(
-        [txt("Those bytes are not valid UTF-8, so I can't decode them as text.")],
-        usage(5, 19, 4800, 0, 70),
-        stop="end_turn",
-    )
+    s.assistant([txt("Those bytes are not valid UTF-8, so I can't decode them as text.")], usage(5, 19, 4800, 0, 70), stop="end_turn")
     L = lines_of(out)
     L[2] = L[2].replace(marker.encode(), b"\xff\xfe")
     save("invalid-utf8.jsonl", L)
@@ -1516,9 +1167,7 @@ def build_broken():
 
     misc = BROKEN_ROOT / "misc"
     misc.mkdir(parents=True, exist_ok=True)
-    (misc / "notes.jsonl").write_text(
-        '{"hello":"world"}\n{"hello":"again","n":2}\n{"hello":"world","tags":["a","b"]}\n', encoding="utf-8"
-    )
+    (misc / "notes.jsonl").write_text('{"hello":"world"}\n{"hello":"again","n":2}\n{"hello":"world","tags":["a","b"]}\n', encoding="utf-8")
     return ids
 
 

@@ -185,7 +185,8 @@ class Claude:
             "stop_sequence": None,
             "usage": usage,
         }
-        rec.update(requestId="req_011C" + b62(f"{self.sid}/req/{msg}", 20), type="assistant", uuid=u, timestamp=iso(ts))
+        rec.update(requestId="req_011C" + b62(f"{self.sid}/req/{msg}", 20), type="assistant", uuid=u,
+                   timestamp=iso(ts))
         self.lines.append(rec)
         self.last = u
         return u
@@ -195,16 +196,15 @@ class Claude:
 
     def tool_use(self, ts, msg, name, inp, usage) -> tuple[str, str]:
         tid = "toolu_01" + b62(f"{self.sid}/toolu/{msg}/{name}", 22)
-        a = self.assistant(ts, msg, {"type": "tool_use", "id": tid, "name": name, "input": inp}, usage, "tool_use")
+        a = self.assistant(ts, msg, {"type": "tool_use", "id": tid, "name": name, "input": inp}, usage,
+                           "tool_use")
         return tid, a
 
     def result(self, ts, tid, source, content, tur) -> str:
         u = self._uuid()
         rec = self._env("user")
-        rec["message"] = {
-            "role": "user",
-            "content": [{"tool_use_id": tid, "type": "tool_result", "content": content, "is_error": False}],
-        }
+        rec["message"] = {"role": "user", "content": [{"tool_use_id": tid, "type": "tool_result",
+                                                       "content": content, "is_error": False}]}
         rec.update(uuid=u, timestamp=iso(ts), toolUseResult=tur, sourceToolAssistantUUID=source)
         self.lines.append(rec)
         self.last = u
@@ -221,10 +221,8 @@ def bash_result(stdout: str) -> dict:
 def read_result(path: str, body: str) -> tuple[str, dict]:
     lines = body.rstrip("\n").split("\n")
     shown = "\n".join(f"{i + 1:>6}→{ln}" for i, ln in enumerate(lines))
-    tur = {
-        "type": "text",
-        "file": {"filePath": path, "content": body, "numLines": len(lines), "startLine": 1, "totalLines": len(lines)},
-    }
+    tur = {"type": "text", "file": {"filePath": path, "content": body, "numLines": len(lines), "startLine": 1,
+                                    "totalLines": len(lines)}}
     return shown, tur
 
 
@@ -237,24 +235,14 @@ class Rollout:
         self.name, self.id, self.start, self.cwd = name, CX[name], START[name], cwd
         self.cli, self.model, self.tz, self.originator = cli, model, tz, originator
         self.lines: list[dict] = []
-        self.tot = dict(
-            input_tokens=0, cached_input_tokens=0, output_tokens=0, reasoning_output_tokens=0, total_tokens=0
-        )
-        self.turn = uuid7(
-            self.start + timedelta(milliseconds=meta_lag_ms + 20),
-            hexs(f"{name}/turn", 3) + "9" + hexs(f"{name}/turn2", 15),
-        )
-        meta = {
-            "id": self.id,
-            "timestamp": iso(self.start),
-            "cwd": cwd,
-            "originator": originator,
-            "cli_version": cli,
-            "source": source,
-            "model_provider": "openai",
-            "base_instructions": {"text": "You are Codex, a coding agent working in the user's repository."},
-            "git": git,
-        }
+        self.tot = dict(input_tokens=0, cached_input_tokens=0, output_tokens=0, reasoning_output_tokens=0,
+                        total_tokens=0)
+        self.turn = uuid7(self.start + timedelta(milliseconds=meta_lag_ms + 20), hexs(f"{name}/turn", 3) + "9"
+                          + hexs(f"{name}/turn2", 15))
+        meta = {"id": self.id, "timestamp": iso(self.start), "cwd": cwd, "originator": originator,
+                "cli_version": cli, "source": source, "model_provider": "openai",
+                "base_instructions": {"text": "You are Codex, a coding agent working in the user's repository."},
+                "git": git}
         self.emit(self.start + timedelta(milliseconds=meta_lag_ms), "session_meta", meta)
 
     def emit(self, ts: datetime, kind: str, payload: dict) -> None:
@@ -271,50 +259,25 @@ class Rollout:
         ms = lambda k: ts + timedelta(milliseconds=k)  # noqa: E731
         started = {"turn_id": self.turn, "model_context_window": 272000}
         if self.tz:
-            started = {
-                "turn_id": self.turn,
-                "started_at": epoch_ms(ts) // 1000,
-                "model_context_window": 258400,
-                "collaboration_mode_kind": "default",
-            }
+            started = {"turn_id": self.turn, "started_at": epoch_ms(ts) // 1000, "model_context_window": 258400,
+                       "collaboration_mode_kind": "default"}
         self.event(ms(0), "task_started", **started)
-        self.item(
-            ms(1),
-            "message",
-            role="developer",
-            content=[
-                {
-                    "type": "input_text",
-                    "text": f"<permissions instructions>\nsandbox_mode is {sandbox}; approval_policy is "
-                    f"{approval}.\n</permissions instructions>",
-                }
-            ],
-        )
-        self.item(
-            ms(2),
-            "message",
-            role="user",
-            content=[
-                {
-                    "type": "input_text",
-                    "text": f"<environment_context>\n  <cwd>{self.cwd}</cwd>\n  <shell>bash</shell>\n"
-                    "</environment_context>",
-                }
-            ],
-        )
+        self.item(ms(1), "message", role="developer",
+                  content=[{"type": "input_text",
+                            "text": f"<permissions instructions>\nsandbox_mode is {sandbox}; approval_policy is "
+                                    f"{approval}.\n</permissions instructions>"}])
+        self.item(ms(2), "message", role="user",
+                  content=[{"type": "input_text",
+                            "text": f"<environment_context>\n  <cwd>{self.cwd}</cwd>\n  <shell>bash</shell>\n"
+                                    "</environment_context>"}])
         ctx = {"turn_id": self.turn, "cwd": self.cwd}
         if self.tz:
             ctx.update(current_date=DAY, timezone=self.tz)
         sp = {"type": sandbox}
         if sandbox == "workspace-write":
             sp.update(writable_roots=[], network_access=False)
-        ctx.update(
-            approval_policy=approval,
-            sandbox_policy=sp,
-            model=self.model,
-            effort="medium",
-            summary="auto" if not self.tz else "none",
-        )
+        ctx.update(approval_policy=approval, sandbox_policy=sp, model=self.model, effort="medium",
+                   summary="auto" if not self.tz else "none")
         self.emit(ms(3), "turn_context", ctx)
         self.item(ms(4), "message", role="user", content=[{"type": "input_text", "text": prompt}])
         um = {"message": prompt, "images": []}
@@ -324,93 +287,42 @@ class Rollout:
         return ms(5)
 
     def tokens(self, ts, inp, cached, out, rsn=0):
-        last = dict(
-            input_tokens=inp,
-            cached_input_tokens=cached,
-            output_tokens=out,
-            reasoning_output_tokens=rsn,
-            total_tokens=inp + out,
-        )
+        last = dict(input_tokens=inp, cached_input_tokens=cached, output_tokens=out, reasoning_output_tokens=rsn,
+                    total_tokens=inp + out)
         for k, v in last.items():
             self.tot[k] += v
-        self.event(
-            ts,
-            "token_count",
-            info={
-                "total_token_usage": dict(self.tot),
-                "last_token_usage": last,
-                "model_context_window": 258400 if self.tz else 272000,
-            },
-            rate_limits=None,
-        )
+        self.event(ts, "token_count", info={"total_token_usage": dict(self.tot), "last_token_usage": last,
+                                            "model_context_window": 258400 if self.tz else 272000},
+                   rate_limits=None)
 
     def reasoning(self, ts, summary: str):
-        self.item(
-            ts,
-            "reasoning",
-            summary=[{"type": "summary_text", "text": summary}],
-            content=None,
-            encrypted_content="gAAAAABpSynthetic" + b62(f"{self.name}/{iso(ts)}", 40),
-        )
+        self.item(ts, "reasoning", summary=[{"type": "summary_text", "text": summary}], content=None,
+                  encrypted_content="gAAAAABpSynthetic" + b62(f"{self.name}/{iso(ts)}", 40))
 
-    def exec_command(
-        self,
-        ts: datetime,
-        cmd: str,
-        workdir: str,
-        parsed: list,
-        output: str,
-        *,
-        exit_code=0,
-        wall_ms=50,
-        yield_ms=10000,
-        pid="",
-    ) -> tuple[str, datetime]:
+    def exec_command(self, ts: datetime, cmd: str, workdir: str, parsed: list, output: str, *, exit_code=0,
+                     wall_ms=50, yield_ms=10000, pid="") -> tuple[str, datetime]:
         """exec_command call, its exec_command_end event, then its function_call_output."""
         call = "call_" + b62(f"{self.name}/call/{cmd}", 24)
-        self.item(
-            ts,
-            "function_call",
-            name="exec_command",
-            arguments=dumps({"cmd": cmd, "workdir": workdir, "yield_time_ms": yield_ms, "max_output_tokens": 10000}),
-            call_id=call,
-        )
+        self.item(ts, "function_call", name="exec_command",
+                  arguments=dumps({"cmd": cmd, "workdir": workdir, "yield_time_ms": yield_ms,
+                                   "max_output_tokens": 10000}),
+                  call_id=call)
         end = ts + timedelta(milliseconds=wall_ms)
-        self.event(
-            end,
-            "exec_command_end",
-            call_id=call,
-            process_id=pid,
-            turn_id=self.turn,
-            command=["/bin/bash", "-lc", cmd],
-            cwd=workdir,
-            parsed_cmd=parsed,
-            source="unified_exec_startup",
-            stdout="",
-            stderr="",
-            aggregated_output=output,
-            exit_code=exit_code,
-            duration={"secs": wall_ms // 1000, "nanos": (wall_ms % 1000) * 1_000_000},
-            formatted_output="",
-            status="completed" if exit_code == 0 else "failed",
-        )
-        out = (
-            f"Chunk ID: {hexs(call, 6)}\nWall time: {wall_ms / 1000:.4f} seconds\nProcess exited with code "
-            f"{exit_code}\nOriginal token count: {max(1, len(output) // 4)}\nOutput:\n{output}"
-        )
+        self.event(end, "exec_command_end", call_id=call, process_id=pid, turn_id=self.turn,
+                   command=["/bin/bash", "-lc", cmd], cwd=workdir, parsed_cmd=parsed, source="unified_exec_startup",
+                   stdout="", stderr="", aggregated_output=output, exit_code=exit_code,
+                   duration={"secs": wall_ms // 1000, "nanos": (wall_ms % 1000) * 1_000_000},
+                   formatted_output="", status="completed" if exit_code == 0 else "failed")
+        out = (f"Chunk ID: {hexs(call, 6)}\nWall time: {wall_ms / 1000:.4f} seconds\nProcess exited with code "
+               f"{exit_code}\nOriginal token count: {max(1, len(output) // 4)}\nOutput:\n{output}")
         self.item(end + timedelta(milliseconds=6), "function_call_output", call_id=call, output=out)
         return call, end + timedelta(milliseconds=6)
 
     def finish(self, ts: datetime, answer: str):
         phase = {"phase": "final_answer"} if self.tz else {}
         self.event(ts - timedelta(milliseconds=60), "agent_message", message=answer, **phase)
-        self.item(
-            ts - timedelta(milliseconds=58),
-            "message",
-            role="assistant",
-            content=[{"type": "output_text", "text": answer}],
-            **phase,
-        )
+        self.item(ts - timedelta(milliseconds=58), "message", role="assistant",
+                  content=[{"type": "output_text", "text": answer}], **phase)
         self.last_answer = answer
         return ts - timedelta(milliseconds=40)
 
@@ -425,16 +337,10 @@ class Rollout:
         return HERE / "codex" / "sessions" / self.start.strftime("%Y/%m/%d") / f"rollout-{stamp}-{self.id}.jsonl"
 
 
-GIT_LAMP = {
-    "commit_hash": "9d4e2b7a1c6f08e35b2d9a4c7e1f60b3a8d5c274",
-    "branch": "release/v2",
-    "repository_url": "git@github.com:dev/lamp.git",
-}
-GIT_OTHER = {
-    "commit_hash": "2f7a9c0e4b1d8f63a5e2c9b07d4f1a6e3c8b5d90",
-    "branch": "main",
-    "repository_url": "git@github.com:dev/other.git",
-}
+GIT_LAMP = {"commit_hash": "9d4e2b7a1c6f08e35b2d9a4c7e1f60b3a8d5c274", "branch": "release/v2",
+            "repository_url": "git@github.com:dev/lamp.git"}
+GIT_OTHER = {"commit_hash": "2f7a9c0e4b1d8f63a5e2c9b07d4f1a6e3c8b5d90", "branch": "main",
+             "repository_url": "git@github.com:dev/other.git"}
 EXEC = dict(originator="codex_exec", source="exec", cli="0.77.0", model="gpt-5.1-codex-max")
 TUI = dict(originator="codex-tui", source="cli", cli="0.125.0", model="gpt-5.5", tz="Etc/UTC")
 
@@ -447,14 +353,10 @@ def ms_after(t: datetime, ms: int) -> datetime:
 # the Codex runs
 
 PLAN_BODY = "ship v2\n"
-G1_ANSWER = (
-    'notes/plan.md holds a single goal: "ship v2". TODO.md was not opened in this run, so the '
-    "summary covers the plan only: the next step is the v2 release."
-)
-G7_ANSWER = (
-    "## lamp v2\n\n- Smoother dimmer fades (new easing curve)\n- `lamp schedule` accepts cron "
-    "strings\n- Fixed flicker at brightness below 5%"
-)
+G1_ANSWER = ("notes/plan.md holds a single goal: \"ship v2\". TODO.md was not opened in this run, so the "
+             "summary covers the plan only: the next step is the v2 release.")
+G7_ANSWER = ("## lamp v2\n\n- Smoother dimmer fades (new easing curve)\n- `lamp schedule` accepts cron "
+             "strings\n- Fixed flicker at brightness below 5%")
 
 
 def codex_runs() -> dict[str, Rollout]:
@@ -464,15 +366,9 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G1", LAMP, git=GIT_LAMP, **EXEC)
     t = r.open_turn(ms_after(START["G1"], 48), "summarise TODO.md and notes/plan.md", "read-only", "never")
     r.reasoning(T("10:00:06.140"), "**Reading the plan file**")
-    _, t = r.exec_command(
-        T("10:00:06.700"),
-        "sed -n '1,40p' notes/plan.md",
-        LAMP,
-        [{"type": "read", "cmd": "sed -n '1,40p' notes/plan.md", "name": "plan.md", "path": "notes/plan.md"}],
-        PLAN_BODY,
-        wall_ms=52,
-        pid="41207",
-    )
+    _, t = r.exec_command(T("10:00:06.700"), "sed -n '1,40p' notes/plan.md", LAMP,
+                          [{"type": "read", "cmd": "sed -n '1,40p' notes/plan.md", "name": "plan.md",
+                            "path": "notes/plan.md"}], PLAN_BODY, wall_ms=52, pid="41207")
     r.tokens(T("10:00:07.110"), 9840, 0, 118, 64)
     r.reasoning(T("10:00:12.330"), "**Summarising**")
     t = r.finish(T("10:00:37.960"), G1_ANSWER)
@@ -484,15 +380,8 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G2", OTHER, git=GIT_OTHER, **EXEC)
     r.open_turn(ms_after(START["G2"], 48), "run go vet and report anything it finds", "read-only", "never")
     r.reasoning(T("10:00:07.420"), "**Running go vet**")
-    _, t = r.exec_command(
-        T("10:00:08.010"),
-        "go vet ./...",
-        OTHER,
-        [{"type": "unknown", "cmd": "go vet ./..."}],
-        "",
-        wall_ms=3140,
-        pid="41215",
-    )
+    _, t = r.exec_command(T("10:00:08.010"), "go vet ./...", OTHER, [{"type": "unknown", "cmd": "go vet ./..."}],
+                          "", wall_ms=3140, pid="41215")
     r.tokens(ms_after(t, 100), 8120, 0, 74, 32)
     t = r.finish(T("10:00:30.950"), "go vet reports nothing: the packages are clean.")
     r.tokens(t, 8260, 8064, 21, 0)
@@ -503,15 +392,8 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G3", LAMP, git=GIT_LAMP, **EXEC)
     r.open_turn(ms_after(START["G3"], 48), "list uncommitted changes", "read-only", "never")
     r.reasoning(T("09:59:54.210"), "**Checking git status**")
-    _, t = r.exec_command(
-        T("09:59:54.800"),
-        "git status --short",
-        LAMP,
-        [{"type": "unknown", "cmd": "git status --short"}],
-        "?? notes/\n",
-        wall_ms=31,
-        pid="41188",
-    )
+    _, t = r.exec_command(T("09:59:54.800"), "git status --short", LAMP,
+                          [{"type": "unknown", "cmd": "git status --short"}], "?? notes/\n", wall_ms=31, pid="41188")
     r.tokens(ms_after(t, 100), 7990, 0, 66, 32)
     t = r.finish(T("10:00:19.950"), "One untracked folder, notes/; nothing else has changed.")
     r.tokens(t, 8100, 7936, 19, 0)
@@ -522,15 +404,9 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G4", LAMP, git=GIT_LAMP, meta_lag_ms=1870, **TUI)
     r.open_turn(ms_after(START["G4"], 1890), "what is under src?", "workspace-write", "on-request")
     r.reasoning(T("10:00:21.500"), "**Listing src**")
-    _, t = r.exec_command(
-        T("10:00:22.100"),
-        "ls src",
-        LAMP,
-        [{"type": "list_files", "cmd": "ls src", "path": "src"}],
-        "cli.py\ndimmer.py\nschedule.py\n",
-        wall_ms=18,
-        pid="51302",
-    )
+    _, t = r.exec_command(T("10:00:22.100"), "ls src", LAMP,
+                          [{"type": "list_files", "cmd": "ls src", "path": "src"}],
+                          "cli.py\ndimmer.py\nschedule.py\n", wall_ms=18, pid="51302")
     r.tokens(ms_after(t, 100), 15200, 0, 80, 32)
     t = r.finish(T("10:02:59.950"), "src has three modules: cli.py, dimmer.py and schedule.py.")
     r.tokens(t, 15400, 15104, 24, 0)
@@ -541,15 +417,9 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G5", LAMP, git=GIT_LAMP, **EXEC)
     r.open_turn(ms_after(START["G5"], 48), "run the unit tests", "read-only", "never")
     r.reasoning(T("10:05:04.020"), "**Running pytest**")
-    _, t = r.exec_command(
-        T("10:05:04.600"),
-        "python -m pytest -q",
-        LAMP,
-        [{"type": "unknown", "cmd": "python -m pytest -q"}],
-        "14 passed in 0.62s\n",
-        wall_ms=1480,
-        pid="41390",
-    )
+    _, t = r.exec_command(T("10:05:04.600"), "python -m pytest -q", LAMP,
+                          [{"type": "unknown", "cmd": "python -m pytest -q"}], "14 passed in 0.62s\n",
+                          wall_ms=1480, pid="41390")
     r.tokens(ms_after(t, 100), 8050, 0, 70, 32)
     t = r.finish(T("10:05:39.950"), "All 14 tests pass.")
     r.tokens(t, 8150, 8064, 12, 0)
@@ -560,15 +430,8 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G6", SUB, git=GIT_LAMP, **EXEC)
     r.open_turn(ms_after(START["G6"], 48), "lint the sub package", "read-only", "never")
     r.reasoning(T("10:10:08.300"), "**Running ruff**")
-    _, t = r.exec_command(
-        T("10:10:08.900"),
-        "ruff check .",
-        SUB,
-        [{"type": "unknown", "cmd": "ruff check ."}],
-        "All checks passed!\n",
-        wall_ms=410,
-        pid="41466",
-    )
+    _, t = r.exec_command(T("10:10:08.900"), "ruff check .", SUB, [{"type": "unknown", "cmd": "ruff check ."}],
+                          "All checks passed!\n", wall_ms=410, pid="41466")
     r.tokens(ms_after(t, 100), 8200, 0, 68, 32)
     r.reasoning(T("10:10:15.020"), "**Reporting**")
     t = r.finish(T("10:12:29.950"), "ruff finds no problems in the sub package.")
@@ -580,16 +443,10 @@ def codex_runs() -> dict[str, Rollout]:
     r = Rollout("G7", LAMP, git=GIT_LAMP, **EXEC)
     r.open_turn(ms_after(START["G7"], 48), "write the release notes", "read-only", "never")
     r.reasoning(T("10:25:07.410"), "**Collecting commits since v1.4.0**")
-    _, t = r.exec_command(
-        T("10:25:08.020"),
-        "git log --oneline v1.4.0..HEAD",
-        LAMP,
-        [{"type": "unknown", "cmd": "git log --oneline v1.4.0..HEAD"}],
-        "e41c9a2 dimmer: ease fades with a cubic curve\n7b03d5f schedule: parse cron strings\n"
-        "2a9f6c1 fix: flicker below 5% brightness\n",
-        wall_ms=27,
-        pid="41512",
-    )
+    _, t = r.exec_command(T("10:25:08.020"), "git log --oneline v1.4.0..HEAD", LAMP,
+                          [{"type": "unknown", "cmd": "git log --oneline v1.4.0..HEAD"}],
+                          "e41c9a2 dimmer: ease fades with a cubic curve\n7b03d5f schedule: parse cron strings\n"
+                          "2a9f6c1 fix: flicker below 5% brightness\n", wall_ms=27, pid="41512")
     r.tokens(ms_after(t, 100), 8420, 0, 102, 64)
     t = r.finish(T("10:25:54.950"), G7_ANSWER)
     r.tokens(t, 8610, 8448, 88, 16)
@@ -602,57 +459,34 @@ def codex_runs() -> dict[str, Rollout]:
 # Claude K (the `claude -p` child of H) and L (interactive look-alike)
 
 K_PROMPT = "Review notes/plan.md for typos"
-K_ANSWER = 'No typos: /home/dev/projects/lamp/notes/plan.md is one line, "ship v2", spelled correctly.'
+K_ANSWER = "No typos: /home/dev/projects/lamp/notes/plan.md is one line, \"ship v2\", spelled correctly."
 
 
 def claude_k() -> tuple[Claude, dict]:
     k = Claude(S_K, OTHER, "main", entrypoint="sdk-cli")
     k.prompt(T("11:00:12.000"), K_PROMPT, promptSource="sdk", permissionMode="default")
     u1, u2 = cusage(3, 9, 0, 9800), cusage(3, 74, 0, 9800)
-    k.text(
-        T("11:00:14.500"),
-        "k1",
-        "There is no notes/ folder in this directory; the lamp checkout next to it "
-        "has notes/plan.md, so I'll review that one.",
-        u1,
-    )
+    k.text(T("11:00:14.500"), "k1", "There is no notes/ folder in this directory; the lamp checkout next to it "
+                                    "has notes/plan.md, so I'll review that one.", u1)
     path = LAMP + "/notes/plan.md"
     tid, a = k.tool_use(T("11:00:15.000"), "k1", "Read", {"file_path": path}, u2)
     shown, tur = read_result(path, PLAN_BODY)
     k.result(T("11:00:15.050"), tid, a, shown, tur)
     k.text(T("11:00:25.000"), "k2", K_ANSWER, cusage(5, 38, 9800, 120), "end_turn")
-    usage = {
-        "input_tokens": 8,
-        "cache_creation_input_tokens": 9920,
-        "cache_read_input_tokens": 9800,
-        "output_tokens": 112,
-    }
-    result = {
-        "type": "result",
-        "subtype": "success",
-        "is_error": False,
-        "duration_ms": 13400,
-        "duration_api_ms": 11870,
-        "num_turns": 2,
-        "result": K_ANSWER,
-        "session_id": S_K,
-        "total_cost_usd": 0.0712,
-        "usage": usage,
-    }
+    usage = {"input_tokens": 8, "cache_creation_input_tokens": 9920, "cache_read_input_tokens": 9800,
+             "output_tokens": 112}
+    result = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 13400,
+              "duration_api_ms": 11870, "num_turns": 2, "result": K_ANSWER, "session_id": S_K,
+              "total_cost_usd": 0.0712, "usage": usage}
     return k, {"read_call": tid, "result": result}
 
 
 def claude_l() -> Claude:
     ll = Claude(S_L, OTHER, "main", entrypoint="cli", slug="mellow-drifting-kettle")
     ll.prompt(T("11:00:14.000"), "how do I pin the Go toolchain version for this module?", permissionMode="default")
-    ll.text(
-        T("11:00:19.800"),
-        "l1",
-        "Add a `toolchain go1.23.4` line under the `go` directive in go.mod; "
-        "`go mod tidy` keeps it, and older toolchains will download that one.",
-        cusage(3, 61, 0, 8400),
-        "end_turn",
-    )
+    ll.text(T("11:00:19.800"), "l1", "Add a `toolchain go1.23.4` line under the `go` directive in go.mod; "
+                                     "`go mod tidy` keeps it, and older toolchains will download that one.",
+            cusage(3, 61, 0, 8400), "end_turn")
     return ll
 
 
@@ -660,64 +494,32 @@ def claude_l() -> Claude:
 # H: Codex TUI that runs `claude -p ... --output-format json`
 
 
-H_CMD = f'claude -p "{K_PROMPT}" --output-format json'
+H_CMD = f"claude -p \"{K_PROMPT}\" --output-format json"
 
 
 def codex_h(k_result: dict) -> tuple[Rollout, str]:
     r = Rollout("H", OTHER, git=GIT_OTHER, meta_lag_ms=180, **TUI)
-    r.open_turn(
-        ms_after(START["H"], 200),
-        "ask claude in print mode to check the lamp plan for typos",
-        "workspace-write",
-        "on-request",
-    )
-    r.event(
-        T("11:00:00.410"),
-        "token_count",
-        info=None,
-        rate_limits={
-            "primary": {"used_percent": 6.0, "window_minutes": 300, "resets_at": 1767620000},
-            "secondary": None,
-        },
-    )
+    r.open_turn(ms_after(START["H"], 200), "ask claude in print mode to check the lamp plan for typos",
+                "workspace-write", "on-request")
+    r.event(T("11:00:00.410"), "token_count", info=None,
+            rate_limits={"primary": {"used_percent": 6.0, "window_minutes": 300, "resets_at": 1767620000},
+                         "secondary": None})
     r.reasoning(T("11:00:09.380"), "**Running claude in print mode**")
     call = "call_" + b62("H/call/claude", 24)
-    r.item(
-        T("11:00:10.000"),
-        "function_call",
-        name="exec_command",
-        arguments=dumps({"cmd": H_CMD, "workdir": OTHER, "yield_time_ms": 30000, "max_output_tokens": 10000}),
-        call_id=call,
-    )
+    r.item(T("11:00:10.000"), "function_call", name="exec_command",
+           arguments=dumps({"cmd": H_CMD, "workdir": OTHER, "yield_time_ms": 30000, "max_output_tokens": 10000}),
+           call_id=call)
     r.tokens(T("11:00:10.220"), 15600, 0, 140, 64)
     out = dumps(k_result) + "\n"
-    r.event(
-        T("11:00:30.000"),
-        "exec_command_end",
-        call_id=call,
-        process_id="51877",
-        turn_id=r.turn,
-        command=["/bin/bash", "-lc", H_CMD],
-        cwd=OTHER,
-        parsed_cmd=[{"type": "unknown", "cmd": H_CMD}],
-        source="unified_exec_startup",
-        stdout="",
-        stderr="",
-        aggregated_output=out,
-        exit_code=0,
-        duration={"secs": 20, "nanos": 0},
-        formatted_output="",
-        status="completed",
-    )
-    r.item(
-        T("11:00:30.006"),
-        "function_call_output",
-        call_id=call,
-        output=f"Chunk ID: {hexs(call, 6)}\nWall time: 20.0000 seconds\nProcess exited with code 0\n"
-        f"Original token count: {len(out) // 4}\nOutput:\n{out}",
-    )
+    r.event(T("11:00:30.000"), "exec_command_end", call_id=call, process_id="51877", turn_id=r.turn,
+            command=["/bin/bash", "-lc", H_CMD], cwd=OTHER, parsed_cmd=[{"type": "unknown", "cmd": H_CMD}],
+            source="unified_exec_startup", stdout="", stderr="", aggregated_output=out, exit_code=0,
+            duration={"secs": 20, "nanos": 0}, formatted_output="", status="completed")
+    r.item(T("11:00:30.006"), "function_call_output", call_id=call,
+           output=f"Chunk ID: {hexs(call, 6)}\nWall time: 20.0000 seconds\nProcess exited with code 0\n"
+                  f"Original token count: {len(out) // 4}\nOutput:\n{out}")
     r.tokens(T("11:00:30.300"), 16100, 15488, 52, 0)
-    t = r.finish(T("11:00:33.950"), 'Claude found no typos: lamp\'s notes/plan.md is just "ship v2".')
+    t = r.finish(T("11:00:33.950"), "Claude found no typos: lamp's notes/plan.md is just \"ship v2\".")
     r.tokens(t, 16240, 16128, 20, 0)
     r.complete(T("11:00:34.000"))
     return r, call
@@ -730,11 +532,8 @@ def codex_h(k_result: dict) -> tuple[Rollout, str]:
 def claude_g(runs: dict[str, Rollout]) -> tuple[Claude, dict]:
     g = Claude(S_G, LAMP, "release/v2", slug="steady-glowing-wick")
     calls = {}
-    g.prompt(
-        T("09:58:00.000"),
-        "Get the v2 release moving: check TODO.md, record the plan in notes/plan.md, and ask codex to summarise both.",
-        permissionMode="default",
-    )
+    g.prompt(T("09:58:00.000"), "Get the v2 release moving: check TODO.md, record the plan in notes/plan.md, and "
+                                "ask codex to summarise both.", permissionMode="default")
     g.text(T("09:58:08.600"), "g1", "Reading TODO.md first.", cusage(3, 7, 0, 14200))
     todo = LAMP + "/TODO.md"
     tid, a = g.tool_use(T("09:58:10.000"), "g1", "Read", {"file_path": todo}, cusage(3, 68, 0, 14200))
@@ -742,121 +541,65 @@ def claude_g(runs: dict[str, Rollout]) -> tuple[Claude, dict]:
     g.result(T("09:58:10.050"), tid, a, shown, tur)
     calls["read_todo"] = tid
 
-    g.text(
-        T("09:58:57.300"),
-        "g2",
-        "The last TODO item is the release itself. Writing the plan.",
-        cusage(5, 12, 14200, 260),
-    )
+    g.text(T("09:58:57.300"), "g2", "The last TODO item is the release itself. Writing the plan.",
+           cusage(5, 12, 14200, 260))
     cmd_b = 'mkdir -p notes && echo "ship v2" > notes/plan.md'
-    tid, a = g.tool_use(
-        T("09:59:00.000"),
-        "g2",
-        "Bash",
-        {"command": cmd_b, "description": "Write notes/plan.md"},
-        cusage(5, 104, 14200, 260),
-    )
+    tid, a = g.tool_use(T("09:59:00.000"), "g2", "Bash", {"command": cmd_b, "description": "Write notes/plan.md"},
+                        cusage(5, 104, 14200, 260))
     g.result(T("09:59:01.000"), tid, a, "", bash_result(""))
     calls["write_plan"] = tid
 
     cmd_c = 'codex exec "summarise TODO.md and notes/plan.md"'
-    tid, a = g.tool_use(
-        T("10:00:00.000"),
-        "g3",
-        "Bash",
-        {"command": cmd_c, "description": "Ask codex for a summary", "timeout": 300000},
-        cusage(4, 97, 14460, 180),
-    )
+    tid, a = g.tool_use(T("10:00:00.000"), "g3", "Bash",
+                        {"command": cmd_c, "description": "Ask codex for a summary", "timeout": 300000},
+                        cusage(4, 97, 14460, 180))
     g.result(T("10:00:40.000"), tid, a, G1_ANSWER, bash_result(G1_ANSWER))
     calls["c"] = tid
-    g.text(T("10:00:44.200"), "g4", "Codex agrees: the plan is the v2 release.", cusage(4, 15, 14640, 150), "end_turn")
+    g.text(T("10:00:44.200"), "g4", "Codex agrees: the plan is the v2 release.", cusage(4, 15, 14640, 150),
+           "end_turn")
 
     g.prompt(T("10:09:50.000"), "lint the sub package with codex in the background", permissionMode="default")
     cmd_d = 'cd sub && nohup codex exec "lint the sub package" > /tmp/lint.log 2>&1 &'
-    tid, a = g.tool_use(
-        T("10:10:00.000"),
-        "g5",
-        "Bash",
-        {"command": cmd_d, "description": "Lint sub with codex in the background"},
-        cusage(3, 88, 14790, 120),
-    )
+    tid, a = g.tool_use(T("10:10:00.000"), "g5", "Bash",
+                        {"command": cmd_d, "description": "Lint sub with codex in the background"},
+                        cusage(3, 88, 14790, 120))
     g.result(T("10:10:01.000"), tid, a, "", bash_result(""))
     calls["d"] = tid
-    g.text(
-        T("10:10:03.400"),
-        "g6",
-        "The lint is running in the background; its log goes to /tmp/lint.log.",
-        cusage(4, 19, 14910, 90),
-        "end_turn",
-    )
+    g.text(T("10:10:03.400"), "g6", "The lint is running in the background; its log goes to /tmp/lint.log.",
+           cusage(4, 19, 14910, 90), "end_turn")
 
     g.prompt(T("10:19:50.000"), "have a subagent check CHANGELOG.md for v2", permissionMode="default")
-    task_prompt = (
-        "Check /home/dev/projects/lamp/CHANGELOG.md for a v2 section and list the changes since "
-        "v1.4.0 that it is missing. Do not edit anything."
-    )
-    tid, a = g.tool_use(
-        T("10:20:00.000"),
-        "g7",
-        "Task",
-        {"description": "Check changelog for v2", "prompt": task_prompt, "subagent_type": "general-purpose"},
-        cusage(3, 121, 15000, 110),
-    )
+    task_prompt = ("Check /home/dev/projects/lamp/CHANGELOG.md for a v2 section and list the changes since "
+                   "v1.4.0 that it is missing. Do not edit anything.")
+    tid, a = g.tool_use(T("10:20:00.000"), "g7", "Task",
+                        {"description": "Check changelog for v2", "prompt": task_prompt,
+                         "subagent_type": "general-purpose"}, cusage(3, 121, 15000, 110))
     body = "CHANGELOG.md has no v2 section yet; the dimmer easing, cron schedules and the flicker fix are missing."
     tail = "agentId: deadbee (for resuming to continue this agent's work if needed)"
-    g.result(
-        T("10:21:00.000"),
-        tid,
-        a,
-        [{"type": "text", "text": body}, {"type": "text", "text": tail}],
-        {
-            "status": "completed",
-            "prompt": task_prompt,
-            "agentId": "deadbee",
-            "content": [{"type": "text", "text": body}],
-            "totalDurationMs": 58700,
-            "totalTokens": 21480,
-            "totalToolUseCount": 3,
-            "usage": cusage(6, 214, 20300, 960),
-        },
-    )
+    g.result(T("10:21:00.000"), tid, a, [{"type": "text", "text": body}, {"type": "text", "text": tail}],
+             {"status": "completed", "prompt": task_prompt, "agentId": "deadbee",
+              "content": [{"type": "text", "text": body}], "totalDurationMs": 58700, "totalTokens": 21480,
+              "totalToolUseCount": 3, "usage": cusage(6, 214, 20300, 960)})
     calls["task"] = tid
-    g.text(
-        T("10:21:03.100"),
-        "g8",
-        "The changelog needs a v2 section covering three changes.",
-        cusage(4, 16, 15110, 330),
-        "end_turn",
-    )
+    g.text(T("10:21:03.100"), "g8", "The changelog needs a v2 section covering three changes.",
+           cusage(4, 16, 15110, 330), "end_turn")
 
     g.prompt(T("10:24:50.000"), "have codex write the release notes into release.md", permissionMode="default")
     cmd_f = 'codex exec "write the release notes" -o release.md'
-    tid, a = g.tool_use(
-        T("10:25:00.000"),
-        "g9",
-        "Bash",
-        {"command": cmd_f, "description": "Draft release notes with codex", "timeout": 300000},
-        cusage(3, 92, 15440, 100),
-    )
+    tid, a = g.tool_use(T("10:25:00.000"), "g9", "Bash",
+                        {"command": cmd_f, "description": "Draft release notes with codex", "timeout": 300000},
+                        cusage(3, 92, 15440, 100))
     g7 = runs["G7"]
     tokens_used = f"{g7.tot['total_tokens']:,}"
-    stdout = (
-        f"OpenAI Codex v0.77.0 (research preview)\n--------\nworkdir: {LAMP}\nmodel: gpt-5.1-codex-max\n"
-        f"provider: openai\napproval: never\nsandbox: read-only\nreasoning effort: medium\n"
-        f"reasoning summaries: auto\nsession id: {g7.id}\n--------\nuser\nwrite the release notes\n\n"
-        f"codex\n{G7_ANSWER}\ntokens used\n{tokens_used}"
-    )
+    stdout = (f"OpenAI Codex v0.77.0 (research preview)\n--------\nworkdir: {LAMP}\nmodel: gpt-5.1-codex-max\n"
+              f"provider: openai\napproval: never\nsandbox: read-only\nreasoning effort: medium\n"
+              f"reasoning summaries: auto\nsession id: {g7.id}\n--------\nuser\nwrite the release notes\n\n"
+              f"codex\n{G7_ANSWER}\ntokens used\n{tokens_used}")
     g.result(T("10:26:00.000"), tid, a, stdout, bash_result(stdout))
     calls["f"] = tid
-    g.text(
-        T("10:27:00.000"),
-        "g10",
-        "Done: notes/plan.md is written, the sub lint runs in the background, "
-        "CHANGELOG.md still needs a v2 section, and codex wrote the release notes "
-        "to release.md.",
-        cusage(4, 41, 15540, 420),
-        "end_turn",
-    )
+    g.text(T("10:27:00.000"), "g10", "Done: notes/plan.md is written, the sub lint runs in the background, "
+                                     "CHANGELOG.md still needs a v2 section, and codex wrote the release notes "
+                                     "to release.md.", cusage(4, 41, 15540, 420), "end_turn")
     return g, calls
 
 
@@ -873,115 +616,48 @@ def cx(name: str) -> str:
 
 
 def expected(g_calls, k_info, h_call, runs) -> dict:
-    g1_read = next(
-        ln["payload"]["call_id"] for ln in runs["G1"].lines if ln["payload"].get("type") == "exec_command_end"
-    )
+    g1_read = next(ln["payload"]["call_id"] for ln in runs["G1"].lines
+                   if ln["payload"].get("type") == "exec_command_end")
     plan = LAMP + "/notes/plan.md"
     return {
         "about": "Expected lineage for sample_logs/scenarios/launch-lamp (synthetic; written by _generate.py). "
-        "Tiers: verified > heuristic > reported; an artifact edge takes the weaker tier of its two ends.",
-        "sessions": {
-            "G": cc(S_G),
-            "G1": cx("G1"),
-            "G2": cx("G2"),
-            "G3": cx("G3"),
-            "G4": cx("G4"),
-            "G5": cx("G5"),
-            "G6": cx("G6"),
-            "G7": cx("G7"),
-            "H": cx("H"),
-            "K": cc(S_K),
-            "L": cc(S_L),
-        },
+                 "Tiers: verified > heuristic > reported; an artifact edge takes the weaker tier of its two ends.",
+        "sessions": {"G": cc(S_G), "G1": cx("G1"), "G2": cx("G2"), "G3": cx("G3"), "G4": cx("G4"), "G5": cx("G5"),
+                     "G6": cx("G6"), "G7": cx("G7"), "H": cx("H"), "K": cc(S_K), "L": cc(S_L)},
         "edges": [
             {"kind": "launch", "src": cc(S_G), "dst": cx("G1"), "tier": "heuristic", "src_call_id": g_calls["c"]},
             {"kind": "launch", "src": cc(S_G), "dst": cx("G6"), "tier": "heuristic", "src_call_id": g_calls["d"]},
             {"kind": "launch", "src": cc(S_G), "dst": cx("G7"), "tier": "verified", "src_call_id": g_calls["f"]},
             {"kind": "launch", "src": cx("H"), "dst": cc(S_K), "tier": "verified", "src_call_id": h_call},
-            {
-                "kind": "artifact",
-                "src": cc(S_G),
-                "dst": cx("G1"),
-                "tier": "heuristic",
-                "path": plan,
-                "version": 1,
-                "src_tier": "heuristic",
-                "dst_tier": "heuristic",
-                "src_call_id": g_calls["write_plan"],
-                "dst_call_id": g1_read,
-            },
-            {
-                "kind": "artifact",
-                "src": cc(S_G),
-                "dst": cc(S_K),
-                "tier": "heuristic",
-                "path": plan,
-                "version": 1,
-                "src_tier": "heuristic",
-                "dst_tier": "verified",
-                "src_call_id": g_calls["write_plan"],
-                "dst_call_id": k_info["read_call"],
-            },
+            {"kind": "artifact", "src": cc(S_G), "dst": cx("G1"), "tier": "heuristic", "path": plan, "version": 1,
+             "src_tier": "heuristic", "dst_tier": "heuristic", "src_call_id": g_calls["write_plan"],
+             "dst_call_id": g1_read},
+            {"kind": "artifact", "src": cc(S_G), "dst": cc(S_K), "tier": "heuristic", "path": plan, "version": 1,
+             "src_tier": "heuristic", "dst_tier": "verified", "src_call_id": g_calls["write_plan"],
+             "dst_call_id": k_info["read_call"]},
         ],
         "not_edges": [
-            {
-                "kind": "launch",
-                "src": cc(S_G),
-                "dst": cx("G2"),
-                "why": "started during call (c) but its cwd is /home/dev/projects/other, not lamp",
-            },
-            {
-                "kind": "launch",
-                "src": cc(S_G),
-                "dst": cx("G3"),
-                "why": "same cwd, but started 09:59:50, before call (c) began at 10:00:00",
-            },
-            {
-                "kind": "launch",
-                "src": cc(S_G),
-                "dst": cx("G4"),
-                "why": "interactive (codex-tui / source cli): never the child of a print-mode `codex exec` call",
-            },
-            {
-                "kind": "launch",
-                "src": cc(S_G),
-                "dst": cx("G5"),
-                "why": "started 10:05:00, after call (c) ended at 10:00:40 (+5 s slack); not in sub, so not call (d)",
-            },
-            {
-                "kind": "launch",
-                "src": cx("H"),
-                "dst": cc(S_L),
-                "why": "interactive (entrypoint cli) and its id is not the session_id in the call's output",
-            },
-            {
-                "kind": "spawn",
-                "src": cc(S_G),
-                "dst": "*",
-                "why": "the Task's agentId deadbee has no transcript: no spawn edge to any session",
-            },
+            {"kind": "launch", "src": cc(S_G), "dst": cx("G2"),
+             "why": "started during call (c) but its cwd is /home/dev/projects/other, not lamp"},
+            {"kind": "launch", "src": cc(S_G), "dst": cx("G3"),
+             "why": "same cwd, but started 09:59:50, before call (c) began at 10:00:00"},
+            {"kind": "launch", "src": cc(S_G), "dst": cx("G4"),
+             "why": "interactive (codex-tui / source cli): never the child of a print-mode `codex exec` call"},
+            {"kind": "launch", "src": cc(S_G), "dst": cx("G5"),
+             "why": "started 10:05:00, after call (c) ended at 10:00:40 (+5 s slack); not in sub, so not call (d)"},
+            {"kind": "launch", "src": cx("H"), "dst": cc(S_L),
+             "why": "interactive (entrypoint cli) and its id is not the session_id in the call's output"},
+            {"kind": "spawn", "src": cc(S_G), "dst": "*",
+             "why": "the Task's agentId deadbee has no transcript: no spawn edge to any session"},
         ],
-        "dangling_spawns": [
-            {
-                "session": cc(S_G),
-                "call_id": g_calls["task"],
-                "agentId": "deadbee",
-                "tool": "Task",
-                "subagent_type": "general-purpose",
-            }
-        ],
-        "unwritten_reads": [
-            {"session": cc(S_G), "path": LAMP + "/TODO.md", "tier": "verified", "call_id": g_calls["read_todo"]}
-        ],
+        "dangling_spawns": [{"session": cc(S_G), "call_id": g_calls["task"], "agentId": "deadbee",
+                             "tool": "Task", "subagent_type": "general-purpose"}],
+        "unwritten_reads": [{"session": cc(S_G), "path": LAMP + "/TODO.md", "tier": "verified",
+                             "call_id": g_calls["read_todo"]}],
         "unread_writes": [
-            {
-                "path": LAMP + "/release.md",
-                "writer": cx("G7"),
-                "how": "codex -o",
-                "tier": "heuristic",
-                "call_id": g_calls["f"],
-                "note": "written by the launched codex on exit; the shell call is G's, the write is G7's",
-            },
+            {"path": LAMP + "/release.md", "writer": cx("G7"), "how": "codex -o", "tier": "heuristic",
+             "call_id": g_calls["f"],
+             "note": "written by the launched codex on exit; the shell call is G's, the write is G7's"},
             {"path": "/tmp/lint.log", "writer": cc(S_G), "how": ">", "tier": "heuristic", "call_id": g_calls["d"]},
         ],
     }
@@ -992,9 +668,9 @@ def expected_md(exp: dict, files: dict[str, Path], g_calls: dict, h_call: str) -
     s = exp["sessions"]
     role = {
         "G": "Claude Code lead (interactive, 2.1.39, cwd lamp, 09:58:00-10:27:00): Read TODO.md, shell write of "
-        "notes/plan.md, launches (c) (d) (f), dangling Task",
+             "notes/plan.md, launches (c) (d) (f), dangling Task",
         "G1": "**true child** of call (c): `codex_exec`/`exec` 0.77.0, cwd lamp, 10:00:02.500-10:00:38; "
-        "`sed -n` read of notes/plan.md (`parsed_cmd` read)",
+              "`sed -n` read of notes/plan.md (`parsed_cmd` read)",
         "G2": "distractor: `codex exec`, cwd **other**, starts 10:00:03 (inside call (c))",
         "G3": "distractor: `codex exec`, cwd lamp, starts 09:59:50 (**before** call (c)), ends 10:00:20",
         "G4": "distractor: **interactive** `codex-tui`/`cli` 0.125.0, cwd lamp, starts 10:00:05 (inside call (c))",
@@ -1002,9 +678,9 @@ def expected_md(exp: dict, files: dict[str, Path], g_calls: dict, h_call: str) -
         "G6": "**true child** of backgrounded call (d): `codex exec`, cwd lamp/sub, 10:10:04-10:12:30",
         "G7": "**true child** of call (f): `codex exec`, cwd lamp, 10:25:03-10:25:55; its id is in (f)'s stdout",
         "H": "Codex **as launcher**: `codex-tui`/`cli` 0.125.0, cwd other, 11:00:00-11:00:34; `exec_command` "
-        "`claude -p ... --output-format json` 11:00:10-11:00:30",
+             "`claude -p ... --output-format json` 11:00:10-11:00:30",
         "K": "**true child** of H's call: Claude `entrypoint: sdk-cli`, `promptSource: sdk`, cwd other, "
-        "11:00:12-11:00:25; Read of lamp/notes/plan.md",
+             "11:00:12-11:00:25; Read of lamp/notes/plan.md",
         "L": "distractor: interactive Claude (`entrypoint: cli`), cwd other, starts 11:00:14 (inside H's call)",
     }
     out = [
@@ -1030,15 +706,15 @@ def expected_md(exp: dict, files: dict[str, Path], g_calls: dict, h_call: str) -
         "|---|---|---|---|---|",
         f"| a | `{g_calls['read_todo']}` | 09:58:10.000 .. 09:58:10.050 | Read `/home/dev/projects/lamp/TODO.md` "
         "| file content (no logged session wrote it) |",
-        f'| b | `{g_calls["write_plan"]}` | 09:59:00.000 .. 09:59:01.000 | Bash `mkdir -p notes && echo "ship v2" '
+        f"| b | `{g_calls['write_plan']}` | 09:59:00.000 .. 09:59:01.000 | Bash `mkdir -p notes && echo \"ship v2\" "
         "> notes/plan.md` | empty |",
-        f'| c | `{g_calls["c"]}` | 10:00:00.000 .. 10:00:40.000 | Bash `codex exec "summarise TODO.md and '
-        'notes/plan.md"` | stdout = G1\'s final answer only, `stderr: ""` (no session id anywhere) |',
-        f'| d | `{g_calls["d"]}` | 10:10:00.000 .. 10:10:01.000 | Bash `cd sub && nohup codex exec "lint the sub '
-        'package" > /tmp/lint.log 2>&1 &` | empty (returns at once) |',
+        f"| c | `{g_calls['c']}` | 10:00:00.000 .. 10:00:40.000 | Bash `codex exec \"summarise TODO.md and "
+        "notes/plan.md\"` | stdout = G1's final answer only, `stderr: \"\"` (no session id anywhere) |",
+        f"| d | `{g_calls['d']}` | 10:10:00.000 .. 10:10:01.000 | Bash `cd sub && nohup codex exec \"lint the sub "
+        "package\" > /tmp/lint.log 2>&1 &` | empty (returns at once) |",
         f"| e | `{g_calls['task']}` | 10:20:00.000 .. 10:21:00.000 | Task (`general-purpose`) | "
         "`toolUseResult.agentId: deadbee` + text tail; no child file exists |",
-        f'| f | `{g_calls["f"]}` | 10:25:00.000 .. 10:26:00.000 | Bash `codex exec "write the release notes" -o '
+        f"| f | `{g_calls['f']}` | 10:25:00.000 .. 10:26:00.000 | Bash `codex exec \"write the release notes\" -o "
         "release.md` | codex banner with `session id: " + CX["G7"] + "` |",
         "",
         "## Edges a correct inference produces",
