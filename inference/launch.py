@@ -28,7 +28,7 @@ from sessiongraph.ingest.frames import TS, Frames
 
 NAME = "launch"
 SLACK = timedelta(seconds=5)  # log flush and clock skew between two processes on one machine
-BACKGROUND_WINDOW = timedelta(minutes=30)
+BACKGROUND_WINDOW = timedelta(minutes=30)  # the evidence text says "30 min"
 BUCKET = timedelta(minutes=10)  # time buckets of the same-cwd join (any width gives the same pairs)
 # Entry points a print-mode run writes (harness-log-formats.md 1.8, 2.6): they corroborate.
 PRINT_MARKERS = {"codex": ("exec",), "claude-code": ("sdk-cli",)}
@@ -168,7 +168,12 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         [
             pl.col("target") + pl.lit(" launched from a shell call"),
             pl.when(pl.col("by_id")).then(pl.lit("session id in the call's output")),
-            pl.when(pl.col("in_window")).then(pl.lit("same cwd, started during the call")),
+            pl.when(pl.col("in_window") & pl.col("background"))
+            .then(pl.lit("same cwd, started within 30 min of the backgrounded call"))
+            .when(pl.col("in_window") & pl.col("call_end").is_null())
+            .then(pl.lit("same cwd, started within 30 min of the unanswered call"))
+            .when(pl.col("in_window"))
+            .then(pl.lit("same cwd, started during the call")),
             pl.when(pl.col("marker")).then(pl.lit("entrypoint ") + pl.col("child_entry")),
             pl.when(pl.col("script").is_not_null()).then(pl.lit("through the workspace script ") + pl.col("script")),
         ],

@@ -67,6 +67,8 @@ def test_every_expected_edge_with_its_tier_and_nothing_else(wild):
         if e["kind"] == "launch":  # a launch through a script names it; a direct one does not
             want = "through the workspace script " + e["script"] if "script" in e else None
             assert (want in row["evidence"]) if want else ("script" not in row["evidence"]), row["evidence"]
+            if e["src_call_id"] == "toolu_01LbBash":
+                assert "started within 30 min of the backgrounded call" in row["evidence"]
 
 
 def test_distractors_are_not_joined(wild):
