@@ -208,8 +208,11 @@ def _best(cands: pl.DataFrame) -> pl.DataFrame:
     ranked = cands.with_columns(r=rank("tier")).sort("dst", "r", pl.col("src_call_id").is_null(), "evidence")
     top = ranked.group_by("dst", maintain_order=True).first().select("dst", "src", "src_call_id", "tier")
     # Evidence of every route naming the same parent (and the same call, or none) is kept.
-    agree = ranked.join(top.select("dst", pl.col("src").alias("top_src")), on="dst").filter(
+    # (Joined keeping the ranked order, so the evidence reads the same on every run.)
+    agree = ranked.join(top.select("dst", pl.col("src").alias("top_src")), on="dst", maintain_order="left").filter(
         pl.col("src") == pl.col("top_src")
     )
-    evidence = agree.group_by("dst").agg(pl.col("evidence").unique(maintain_order=True).str.join(" + "))
+    evidence = agree.group_by("dst", maintain_order=True).agg(
+        pl.col("evidence").unique(maintain_order=True).str.join(" + ")
+    )
     return top.join(evidence, on="dst")
