@@ -269,7 +269,9 @@ class Prices:
         if when is not None and kind is not None:
             when = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
             when = when.replace(second=0, microsecond=0)
-            when = when.replace(hour=0, minute=0) if kind == "day" else when
+            when = (
+                when.replace(hour=0, minute=0) if kind == "day" else when.replace(minute=0) if kind == "hour" else when
+            )
         pid = self.price_id(resolved, when if kind else None)
         if pid is None:
             return None
@@ -318,6 +320,8 @@ class Prices:
         df = df.join(keys, on=["model", "_h"], how="left", nulls_equal=True).with_columns(
             _when=pl.when(pl.col("_bucket") == "day")
             .then(when.dt.truncate("1d"))
+            .when(pl.col("_bucket") == "hour")
+            .then(when.dt.truncate("1h"))
             .when(pl.col("_bucket") == "minute")
             .then(when.dt.truncate("1m"))
             .cast(pl.Datetime("us", "UTC"))
@@ -344,46 +348,48 @@ class Prices:
 
     def _apply_rates(self, df: pl.DataFrame) -> pl.DataFrame:
         used = sorted({int(p) for p in df["_pid"].drop_nulls().unique()})
-        bands = [(pid, r) for pid in used for r in self._rates[pid]]
+        width = max((len(self._rates[pid]) for pid in used), default=1)
+        cols: dict[str, list] = {"_pid": used}
+        for b in range(width):  # one set of columns per long-context tier; null where a price has fewer
+            bands = [self._rates[pid][b] if b < len(self._rates[pid]) else None for pid in used]
+            cols[f"_above{b}"] = [r.above if r else None for r in bands]
+            cols[f"_fee{b}"] = [r.per_request if r else None for r in bands]
+            for k in range(len(TOKENS)):
+                cols[f"_r{k}_{b}"] = [r.per_token[k] if r else None for r in bands]
         table = pl.DataFrame(
-            {
-                "_pid": [pid for pid, _ in bands],
-                "_above": [r.above for _, r in bands],
-                **{f"_r{k}": [r.per_token[k] for _, r in bands] for k in range(len(TOKENS))},
-                "_fee": [r.per_request for _, r in bands],
-            },
-            schema={
-                "_pid": pl.Int64,
-                "_above": pl.Int64,
-                **{f"_r{k}": pl.Float64 for k in range(5)},
-                "_fee": pl.Float64,
-            },
+            cols, schema={c: pl.Int64 if c == "_pid" or c.startswith("_above") else pl.Float64 for c in cols}
         )
-        # The band of a request: the last threshold its whole input exceeds (a cliff, as the package does).
-        band = (
-            df.select("_i", "_pid", "_in")
-            .join(table.select("_pid", "_above"), on="_pid", how="inner")
-            .filter(pl.col("_in") > pl.col("_above"))
-            .group_by("_i")
-            .agg(pl.col("_pid").first(), pl.col("_above").max())
-            .join(table, on=["_pid", "_above"], how="left")
-            .drop("_pid", "_above")
-        )
-        cost = pl.sum_horizontal(pl.col(t).fill_null(0) * pl.col(f"_r{k}") for k, t in enumerate(TOKENS))
+
+        def pick(name: str) -> pl.Expr:
+            # The last tier whose threshold the request's whole input exceeds (a cliff, as the package does).
+            expr = pl.col(f"{name}_0" if name.startswith("_r") else f"{name}0")
+            for b in range(1, width):
+                col = f"{name}_{b}" if name.startswith("_r") else f"{name}{b}"
+                expr = pl.when(pl.col("_in") > pl.col(f"_above{b}")).then(pl.col(col)).otherwise(expr)
+            return expr
+
+        cost = pl.sum_horizontal(pl.col(t).fill_null(0) * pick(f"_r{k}") for k, t in enumerate(TOKENS))
         return (
-            df.join(band, on="_i", how="left")
-            .with_columns(usd=pl.when(pl.col("_fee").is_not_null()).then((cost + pl.col("_fee")).round(9)))
-            .drop(*[f"_r{k}" for k in range(5)], "_fee")
+            df.join(table, on="_pid", how="left")
+            .with_columns(usd=pl.when(pl.col("_pid").is_not_null()).then((cost + pick("_fee")).round(9)))
+            .drop(table.columns[1:])
         )
 
 
 def _bucket_kind(r: Resolved) -> str | None:
-    """How finely a request's time picks this model's price: by UTC day, by minute (time-of-day
+    """How finely a request's time picks this model's price: by UTC day, by hour or minute (time-of-day
     prices), or not at all (one price for all time, a file row, free, unknown)."""
     if r.model is None or not isinstance(r.model.prices, list):
         return None
-    daily = all(isinstance(getattr(c.constraint, "start_date", None), date) for c in r.model.prices if c.constraint)
-    return "day" if daily else "minute"
+    times = [
+        t
+        for c in r.model.prices
+        for t in (getattr(c.constraint, "start_time", None), getattr(c.constraint, "end_time", None))
+        if t
+    ]
+    if not times:
+        return "day"
+    return "hour" if all(t.minute == 0 and t.second == 0 for t in times) else "minute"
 
 
 def _rates(price) -> tuple[Rates, ...]:
