@@ -22,7 +22,7 @@ from sessiongraph.ingest.frames import Frames
 
 NAME = "spawn"
 CHILD_KINDS = ("subagent", "workflow")
-NOT_SPAWNS = ("compaction", "warmup", "review")
+NOT_SPAWNS = ("compaction", "warmup", "review", "guardian")
 _CAND = ["dst", "src", "src_call_id", "tier", "evidence"]
 
 
