@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections import Counter
 from datetime import timedelta
+from uuid import UUID
 
 import orjson
 
@@ -277,7 +277,7 @@ def _change_facts(raw: object) -> list[tuple] | str | None:
 def _v7_ms(value: str | None) -> int | None:
     """The millisecond timestamp a UUIDv7 carries (thread and turn ids), else None."""
     try:
-        u = uuid.UUID(value) if value else None
+        u = UUID(value) if value else None
     except ValueError:
         return None
     return u.int >> 80 if u is not None and u.version == 7 else None
