@@ -11,7 +11,8 @@ of the parent's history up to the fork: messages, calls and outputs, ``token_cou
 their old times. The replay is the parent's: :meth:`_Rollout.copied` is the one place that says
 whether a record is part of it, and a copied record is counted (``sessions.n_copied``, one
 ``foreign_record`` diagnostic) and kept out of every frame. Its ``token_count`` totals still set
-the baseline the child's own totals are counted from. The replay starts at a ``session_meta``
+the baseline the child's own totals are counted from (unless the child's first own count starts
+again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
 naming another thread and ends at the first turn the child itself starts: a ``task_started`` or
 ``turn_context`` whose ``turn_id`` (a UUIDv7, like thread ids) is not older than the child's own
 thread id. Without UUIDv7 ids to compare, a turn that starts at least ``REPLAY_GAP`` after the
@@ -362,6 +363,7 @@ class _Rollout:
         self.n_copied = 0
         self.first_copy: int | None = None
         self.copy_last_ts = None
+        self.fresh_counter = False  # the next own token_count is the first after a replay
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -391,6 +393,7 @@ class _Rollout:
         "n_copied",
         "first_copy",
         "copy_last_ts",
+        "fresh_counter",
     )
 
     def state(self) -> dict:
@@ -489,6 +492,7 @@ class _Rollout:
         starts_turn = kind == "turn_context" or (kind == "event_msg" and p.get("type") == "task_started")
         if starts_turn and self._own_turn(as_str(p.get("turn_id")), ts):
             self.copy_of = None
+            self.fresh_counter = True
             return False
         if ts is not None:
             self.copy_last_ts = ts
@@ -712,6 +716,13 @@ class _Rollout:
                 self.diags.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
             return
         grand = as_int(total.get("total_tokens"))
+        if self.fresh_counter and not copied:
+            # The first own count after a replay: multi-agent v2 children count from zero again
+            # (their total is their last call's), older forks go on from the replayed totals.
+            self.fresh_counter = False
+            last = info.get("last_token_usage")
+            if grand < self.max_total and isinstance(last, dict) and as_int(last.get("total_tokens")) == grand:
+                self.prev, self.max_total = (0, 0, 0, 0), 0
         if grand <= self.max_total:  # cumulative totals: an equal or lower one is a re-emit/replay
             return
         cached = as_int(total.get("cached_input_tokens"))
