@@ -3,12 +3,12 @@
 Routes, strongest first (harness-log-formats.md 1.6, 2.7):
 - verified: the parent's Task/Agent result names the child's agent id; the child's meta.json
   ``toolUseId`` is the parent's call id; ``agent_progress`` records tie the agent id to the
-  call; a Codex child's ``thread_spawn.parent_thread_id`` (with ``collab_agent_spawn_end``
-  naming the child when the parent logged it); an inline (<= 2.0.27) sidechain that sits between
+  call; a Codex child's ``thread_spawn.parent_thread_id`` (with the parent's call whose output,
+  ``collab_agent_spawn_end`` or 0.14x ``sub_agent_activity`` names the child); an inline (<= 2.0.27) sidechain that sits between
   a Task call and its result and repeats its prompt.
 - heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
-Compaction runs and warm-ups share the layout but are never spawns.
+Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
 
 # Evidence wording per harness for "the child records its parent" (+ "the call names the child").
 RECORDED_PARENT = {
-    "codex": ("thread_spawn.parent_thread_id", "collab_agent_spawn_end"),
+    "codex": ("thread_spawn.parent_thread_id", "spawn_agent result names the child"),
     "omp": ("task folder <root stem>/<id>.jsonl", "task result names the agent id"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that

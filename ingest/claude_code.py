@@ -76,6 +76,7 @@ FLAT_TYPES = frozenset(
         "cost-state",
         "file-history-delta",
         "tag",
+        "pr-link",  # 2.1.x: the pull request a session opened (a link, no call or tokens)
     }
 )
 
