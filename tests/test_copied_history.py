@@ -223,3 +223,14 @@ def test_real_family_spawn_edges_carry_their_calls(family):
     assert sorted(edges) == sorted((f"codex:{c}", call, "verified") for c, call in named.items())
     dangling = store.query("SELECT count(*) FROM inference_diagnostics WHERE code = 'dangling_spawn'").item()
     assert dangling == 0
+
+
+def test_pi_fork_copies_are_counted_on_the_session():
+    """sample_logs/pi/README.md: fork B starts with 8 copies of A's entries, C with 3."""
+    from sessiongraph.ingest import pi
+
+    sessions = SAMPLES / "pi" / "agent" / "sessions"
+    b = next(sessions.glob("--srv-app--/2025-12-10T08-30-00-000Z_*.jsonl"))
+    c = next(sessions.glob("--Users-mara-code-atlas-web--/*.jsonl"))
+    assert pi.parse(str(b)).sessions["n_copied"].to_list() == [8]
+    assert pi.parse(str(c)).sessions["n_copied"].to_list() == [3]
