@@ -5,7 +5,7 @@
   (only the session asserts it); one that wrote files is an ``implementer`` (heuristic); other
   subagents are ``subagent``. A launched print-mode session is ``cli``, or ``reviewer`` when the
   command that launched it says review (``launches.review``; heuristic). Compaction runs and
-  warm-ups are ``worker``s; Codex review and guardian sub-agents are ``reviewer``s, with the tier
+  warm-ups (and Gemini background helpers) are ``worker``s; Codex review and guardian sub-agents are ``reviewer``s, with the tier
   of what tied them to the session they served (runs._codex_reviewers). Writes count when a file tool made them or the harness reported them.
 - Phase: ``post`` for sessions that started after the run's last write, else ``build``.
 """
@@ -65,7 +65,7 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     root = pl.col("via").is_null()
     launched = pl.col("via") == "launch"
     reviews = pl.col("launch_review").fill_null(False)
-    helper = pl.col("via").is_in(("compaction", "warmup"))
+    helper = pl.col("via").is_in(("compaction", "warmup", "helper"))
     reviewer = pl.col("via").is_in(("review", "guardian"))
     role = (
         pl.when(helper)

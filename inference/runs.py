@@ -112,7 +112,16 @@ def _helpers(ns: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
         .join(claude_main, on="native_id", how="inner")
         .select("session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("verified").alias("tie"))
     )
-    return pl.concat([claude, _codex_reviewers(ns)]).join(tree.select("session_id"), on="session_id", how="anti")
+    gemini = (
+        ns.filter((pl.col("harness") == "gemini-cli") & (pl.col("session_kind") == "helper"))
+        .with_columns(parent_session_id=pl.lit("gemini-cli:") + pl.col("parent_native_id"))
+        .join(ns.select(pl.col("session_id").alias("parent_session_id")), on="parent_session_id", how="semi")
+        .select(
+            "session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("heuristic").alias("tie")
+        )
+    )
+    helpers = pl.concat([claude, _codex_reviewers(ns), gemini])
+    return helpers.join(tree.select("session_id"), on="session_id", how="anti")
 
 
 def _codex_reviewers(ns: pl.DataFrame) -> pl.DataFrame:

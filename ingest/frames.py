@@ -48,6 +48,7 @@ SESSION_KINDS: tuple[str, ...] = (
     "workflow",
     "review",
     "guardian",  # Codex's approval reviewer: judges one planned action of the session it serves
+    "helper",  # a background helper a harness ran for a session (Gemini skill extraction)
     "imported",  # a node of an imported run document: its lineage is the document's, not inferred
 )
 

@@ -114,12 +114,14 @@ def test_agent_path_names_the_child(store):
         assert store.query("SELECT agent_type FROM sessions WHERE session_id = $1", [session_id]).item() == agent_type
 
 
+MODELS = {n: "claude-opus-4-5-20251101" for n in ("O", "O_sub", "N")} | {n: "gemini-2.5-pro" for n in "SMX"}
+
+
 def _expected_usd(names: list[str], prices: PriceTable) -> float:
     total = 0.0
     for name in names:
         u = EXPECTED["per_session"][name]["usage"]
-        model = "claude-opus-4-5-20251101" if name.startswith("O") or name == "N" else "gpt-5.2-codex"
-        p = prices.lookup(model)
+        p = prices.lookup(MODELS.get(name, "gpt-5.2-codex"))
         total += (
             u["input_tokens"] * p.input
             + u["output_tokens"] * p.output
@@ -140,7 +142,7 @@ def test_run_dollars_agree_everywhere(db, store, tmp_path):
     want: dict[str, float] = {}
     for run_id, group in runs.group_by("run_id"):
         want[run_id[0]] = _expected_usd([by_root[s] for s in group["session_id"]], prices)
-    assert len(want) == 4
+    assert len(want) == 5
     rep = dict(report.build(store).runs.select("run_id", "usd").iter_rows())
     summary = export_ocp(tmp_path / "ocp", db=str(db))
     ocp = {}

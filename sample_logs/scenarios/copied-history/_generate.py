@@ -2,6 +2,7 @@
 multi-agent shapes of recent Codex builds. Output (next to this script):
 
   codex/sessions/2026/02/03/rollout-*.jsonl    Codex rollouts
+  gemini-cli/tmp/<projectHash>/chats/...        Gemini CLI chats (a sub-agent, a skill extraction)
   claude-code/projects/<projectKey>/...         Claude Code 2.1.19 transcripts (a plan hand-off)
   expected.json                                 what a correct ingest and inference find
 
@@ -21,6 +22,8 @@ Codex 0.114 family in shared/real-families/, whose layout the fork replay follow
 - G: a Codex guardian sub-agent (``{"subagent": {"other": "guardian"}}``) that names no thread:
   it serves Q (same cwd, started while Q ran). V: a ``{"subagent": "review"}`` reviewer whose
   header names P in ``parent_thread_id``.
+- S: a Gemini CLI chat whose ``save_memory`` call ran sub-agent M (its chat in S's chat folder,
+  ``kind: subagent``), and X, a skill-extraction chat the CLI ran for S (a background helper).
 - O -> N: a Claude Code 2.1.19 plan hand-off. N's file starts with a copy of every record of O
   (same uuids, sessionId rewritten), then the "Implement the following plan" prompt
   (parentUuid null) citing O's transcript path. O spawned a Task subagent whose file is present.
@@ -447,21 +450,101 @@ def claude_hand_off() -> tuple[Claude, Claude, Claude, str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Gemini CLI sub-agent chats
+
+
+GEMINI_MODEL = "gemini-2.5-pro"
+
+
+class GeminiChat:
+    def __init__(self, name: str, sid: str, start: datetime, folder: str, kind: str | None):
+        self.name, self.sid, self.folder = name, sid, folder
+        self.project = hashlib.sha256(KILN.encode()).hexdigest()
+        header = {"sessionId": sid, "projectHash": self.project, "startTime": iso(start), "lastUpdated": iso(start)}
+        if kind:
+            header["kind"] = kind
+        self.lines: list[dict] = [header]
+        self.spent = dict(input_tokens=0, cache_read_tokens=0, output_tokens=0, reasoning_tokens=0, rows=0)
+        self.calls: list[str] = []
+        self.spawns: list[str] = []
+
+    def user(self, ts, text: str) -> None:
+        self.lines.append({"id": b62(f"{self.name}/u/{iso(ts)}", 8), "timestamp": iso(ts), "type": "user",
+                           "content": [{"text": text}]})
+
+    def gemini(self, ts, tokens: tuple[int, int, int, int], calls: list[dict] | None = None) -> None:
+        inp, out, cached, thoughts = tokens
+        msg = {"id": b62(f"{self.name}/g/{iso(ts)}", 8), "timestamp": iso(ts), "type": "gemini", "content": "",
+               "model": GEMINI_MODEL, "tokens": {"input": inp, "output": out, "cached": cached, "thoughts": thoughts,
+                                                 "tool": 0, "total": inp + out + thoughts}}
+        if calls:
+            msg["toolCalls"] = calls
+        self.lines.append(msg)
+        for k, v in (("input_tokens", inp - cached), ("cache_read_tokens", cached),
+                     ("output_tokens", out + thoughts), ("reasoning_tokens", thoughts)):
+            self.spent[k] += v
+        self.spent["rows"] += 1
+
+    def tool(self, ts, done: datetime, name: str, args: dict, output: str, *, spawn: bool = False) -> dict:
+        call_id = f"{name}-{int(ts.timestamp() * 1000)}-{b62(self.name + name, 12)}"
+        self.calls.append(call_id)
+        if spawn:
+            self.spawns.append(call_id)
+        return {"id": call_id, "name": name, "args": args, "status": "success", "timestamp": iso(done),
+                "result": [{"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}]}
+
+    def write(self) -> Path:
+        base = HERE / "gemini-cli" / "tmp" / self.project / "chats"
+        path = base / (self.folder or "") / f"{self.name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(dumps(r) + "\n" for r in self.lines))
+        return path
+
+    def expected(self) -> dict:
+        return {"usage": dict(self.spent), "calls": sorted(self.calls), "spawn_calls": sorted(self.spawns)}
+
+
+def gemini_sub_agents() -> tuple[GeminiChat, GeminiChat, GeminiChat, str]:
+    s_id, m_id, x_id = uid("S"), uid("M"), uid("X")
+    s = GeminiChat("session-2026-02-03T12-00-" + s_id[:8], s_id, T("12:00:00.000"), "", "main")
+    s.user(T("12:00:01.000"), "Remember that kiln uses tabs, then add a CHANGES entry.")
+    t0, t1 = T("12:00:03.000"), T("12:00:09.000")
+    spawn = s.tool(t0, t1, "save_memory", {"fact": "kiln uses tabs"},
+                   "Subagent 'save_memory' finished.\nTermination Reason: GOAL\nResult:\nSaved one fact.", spawn=True)
+    s.gemini(ms(t0, -500), (8000, 40, 2000, 60), [spawn])
+    w = s.tool(T("12:00:12.000"), T("12:00:12.300"), "write_file",
+               {"file_path": f"{KILN}/CHANGES.md", "content": "- tabs\n"}, "Successfully wrote to CHANGES.md")
+    s.gemini(T("12:00:11.000"), (8400, 30, 8000, 20), [w])
+    # The sub-agent's own chat, in the parent's chat folder, started while save_memory ran.
+    m = GeminiChat(m_id, m_id, ms(t0, 400), s_id, "subagent")
+    m.user(ms(t0, 500), "Save this fact to memory: kiln uses tabs")
+    m.gemini(ms(t0, 3000), (2100, 25, 0, 40))
+    # A background skill extraction the CLI ran for the session.
+    x = GeminiChat("session-2026-02-03T12-05-" + x_id[:8], x_id, T("12:05:00.000"), f"skill-extraction-{s_id}", None)
+    x.user(T("12:05:00.100"), "Extract reusable skills from the session transcript.")
+    x.gemini(T("12:05:04.000"), (5000, 120, 0, 0))
+    return s, m, x, s.spawns[0]
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    for sub in ("codex", "claude-code"):
+    for sub in ("codex", "claude-code", "gemini-cli"):
         shutil.rmtree(HERE / sub, ignore_errors=True)
     p, kids, spawn_calls = codex_fork_family()
     q, r, q_spawn = codex_v2_family()
     g, v = codex_helpers(q, p)
     o, n, sub, agent = claude_hand_off()
-    for x in (p, *kids, q, r, g, v, o, n, sub):
+    gs, gm, gx, g_spawn = gemini_sub_agents()
+    for x in (p, *kids, q, r, g, v, o, n, sub, gs, gm, gx):
         x.write()
     sid = {x.name: f"codex:{x.id}" for x in (p, *kids, q, r, g, v)}
     sid.update(O=f"claude-code:{o.sid}", N=f"claude-code:{n.sid}", O_sub=f"claude-code:{o.sid}/{agent}")
     sessions = {x.name: x.expected() for x in (p, *kids, q, r, g, v)}
     sessions["O"], sessions["N"], sessions["O_sub"] = o.expected(), n.expected(), sub.expected()
+    sid.update(S=f"gemini-cli:{gs.sid}", M=f"gemini-cli:{gm.sid}", X=f"gemini-cli:{gx.sid}")
+    sessions["S"], sessions["M"], sessions["X"] = gs.expected(), gm.expected(), gx.expected()
     sessions["O"]["n_copied"], sessions["N"]["n_copied"] = 0, len(o.lines)
     sessions["O"]["writes"], sessions["N"]["writes"] = [f"{QUILL}/docs/plan.md"], [f"{QUILL}/src/quill/cli.py"]
     expected = {
@@ -480,12 +563,15 @@ def main() -> None:
             {"kind": "spawn", "src": sid["O"], "dst": sid["O_sub"], "tier": "verified", "src_call_id": o.spawns[0]},
             {"kind": "continue", "src": sid["O"], "dst": sid["N"], "tier": "verified"},
             {"kind": "artifact", "src": sid["O"], "dst": sid["N"], "tier": "verified"},
+            {"kind": "spawn", "src": sid["S"], "dst": sid["M"], "tier": "heuristic", "src_call_id": g_spawn},
         ],
         "runs": {  # members of each run by root, with the role of the helpers
             sid["P"]: {"members": sorted([sid["P"], sid["C1"], sid["C2"], sid["V"]]),
                        "helpers": {sid["V"]: {"via": "review", "role": "reviewer", "tie": "verified"}}},
             sid["Q"]: {"members": sorted([sid["Q"], sid["R"], sid["G"]]),
                        "helpers": {sid["G"]: {"via": "guardian", "role": "reviewer", "tie": "heuristic"}}},
+            sid["S"]: {"members": sorted([sid["S"], sid["M"], sid["X"]]),
+                       "helpers": {sid["X"]: {"via": "helper", "role": "worker", "tie": "heuristic"}}},
         },
         "agent_types": {sid["R"]: "/root/audit_api", sid["C1"]: "worker", sid["C2"]: "worker"},
         "dangling_spawns": [],
