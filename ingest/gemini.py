@@ -258,6 +258,8 @@ class _Chat:
                 self._set(patch, n, "$set")
             else:
                 self.d.add("wrong_type", n, f"$set: {json_type(patch)}")
+        elif "$rewindTo" in rec:
+            pass  # a rewind hides later messages from the chat; their tokens were spent: kept
         elif "type" in rec:
             self._message(rec, n, f"line {n}")
         elif "sessionId" in rec or "messages" in rec:  # the header (or a whole one-line chat)

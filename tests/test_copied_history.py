@@ -236,3 +236,16 @@ def test_pi_fork_copies_are_counted_on_the_session():
     c = next(sessions.glob("--Users-mara-code-atlas-web--/*.jsonl"))
     assert pi.parse(str(b)).sessions["n_copied"].to_list() == [8]
     assert pi.parse(str(c)).sessions["n_copied"].to_list() == [3]
+
+
+def test_gemini_rewind_keeps_spent_messages(tmp_path):
+    from sessiongraph.ingest import gemini
+
+    chat = next(SCENARIO.glob("gemini-cli/tmp/*/chats/session-*12-00*.jsonl"))
+    lines = chat.read_text().splitlines()
+    first = json.loads(lines[1])["id"]
+    copy = tmp_path / chat.name
+    copy.write_text("\n".join([*lines, json.dumps({"$rewindTo": first})]) + "\n")
+    frames = gemini.parse(str(copy))
+    assert frames.diagnostics.height == 0
+    assert frames.usage.height == EXPECTED["per_session"]["S"]["usage"]["rows"]
