@@ -13,7 +13,7 @@ file starts with a copy of the old one: up to 2.1.2x every record of the old ses
 copies as they are read; a cited hand-off prompt after records of the file's own session makes
 every line before it a copy. :meth:`_Parser.copied` is the one test every row goes through when
 the frames are built: copied lines are counted (``sessions.n_copied``, one ``foreign_record``
-diagnostic) and kept out of usage, calls and file events, and the session starts at the prompt.
+diagnostic per run of copied lines, naming them) and kept out of usage, calls and file events, and the session starts at the prompt.
 
 Lines are decoded by msgspec into dicts holding only the fields the parser reads: tool outputs
 and file bodies (in ``tool_result`` content, ``toolUseResult``, ``Write``/``Edit`` inputs) are
@@ -40,7 +40,7 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
-from sessiongraph.ingest import resume
+from sessiongraph.ingest import copies, resume
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
@@ -351,8 +351,8 @@ class _Parser:
         # Copied history (module doc): lines before copy_upto are a hand-off's copy of the old
         # session; n_copied counts them and the records of another sessionId.
         self.copy_upto = 0
-        self.n_copied = 0
-        self.first_copy: int | None = None
+        self.copy_runs: list[list] = []  # ingest.copies runs
+        self.last_own = 0  # line of the last record of the file's own session
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -367,8 +367,8 @@ class _Parser:
         "sidechain_root",
         "continued_from",
         "copy_upto",
-        "n_copied",
-        "first_copy",
+        "copy_runs",
+        "last_own",
     )
 
     def state(self) -> dict:
@@ -410,7 +410,7 @@ class _Parser:
             self.native = sid
         elif sid != self.native:
             # A hand-off copies the old session's last record into the new file.
-            self._count_copy(n, 1)
+            copies.note(self.copy_runs, n, sid, self.last_own)
             if self.layout == "main":
                 self.continued_from = self.continued_from or sid
             return
@@ -430,22 +430,18 @@ class _Parser:
                 parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
+        self.last_own = n
 
     def copied(self, line: int) -> bool:
         """Whether the record on ``line`` (of the file's own sessionId) is a hand-off's copy of
         the old session: the one test every frame row goes through (module doc)."""
         return line < self.copy_upto
 
-    def _count_copy(self, n: int, records: int) -> None:
-        self.n_copied += records
-        if self.first_copy is None or n < self.first_copy:
-            self.first_copy = n
-
     def _hand_off(self, n: int, rec: dict, cited: str) -> None:
         """A cited hand-off prompt after records of this session: they were the old session's,
         copied with the sessionId rewritten. The session starts again here."""
         copied = sum(s.n_records for s in self.sessions.values()) - 1  # not the prompt itself
-        self._count_copy(1, copied)
+        self.copy_runs.append([1, self.last_own, copied, cited])
         self.copy_upto = n
         self.continued_from = cited
         self.open_spawns.clear()
@@ -642,12 +638,7 @@ class _Parser:
     # -- building frames ---------------------------------------------------------------------
 
     def _frames(self) -> Frames:
-        if self.n_copied:
-            self.diags.add(
-                "foreign_record",
-                self.first_copy,
-                f"{self.n_copied} records copied from session {self.continued_from}; not counted here",
-            )
+        copies.report(self.copy_runs, self.diags, "copied from session")
         ids = {key: self._session_id(key) for key in self.sessions}
         meta = self._sidecar() if self.agent_id else {}
         sessions = [self._session_row(s, ids[s.key], meta) for s in self.sessions.values()]
@@ -731,7 +722,7 @@ class _Parser:
             "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": s.first_prompt_hash,
             "n_records": s.n_records,
-            "n_copied": None if s.key else self.n_copied,
+            "n_copied": None if s.key else copies.total(self.copy_runs),
         }
 
     def _file_events(self, call: dict) -> list[dict]:

@@ -10,7 +10,7 @@ of the parent's history up to the fork: messages, calls and outputs, ``token_cou
 (cumulative totals that go on from the parent's), all re-stamped at the fork time or kept with
 their old times. The replay is the parent's: :meth:`_Rollout.copied` is the one place that says
 whether a record is part of it, and a copied record is counted (``sessions.n_copied``, one
-``foreign_record`` diagnostic) and kept out of every frame. Its ``token_count`` totals still set
+``foreign_record`` diagnostic naming its lines) and kept out of every frame. Its ``token_count`` totals still set
 the baseline the child's own totals are counted from (unless the child's first own count starts
 again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
 naming another thread and ends at the first turn the child itself starts: a ``task_started`` or
@@ -29,7 +29,7 @@ from uuid import UUID
 
 import orjson
 
-from sessiongraph.ingest import resume
+from sessiongraph.ingest import copies, resume
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
 from sessiongraph.ingest.paths import normalise
@@ -359,9 +359,9 @@ class _Rollout:
         # Copied history (module doc): the thread whose replay is being read, how many records
         # were copied, the first copied line and the time of the last copied record.
         self.copy_of: str | None = None
-        self.copy_from: str | None = None  # the first thread a replay was copied from
+        self.copy_runs: list[list] = []  # ingest.copies runs
+        self.last_own = 0  # line of the last record of the thread's own
         self.n_copied = 0
-        self.first_copy: int | None = None
         self.copy_last_ts = None
         self.fresh_counter = False  # the next own token_count is the first after a replay
 
@@ -389,9 +389,9 @@ class _Rollout:
         "max_total",
         "prev",
         "copy_of",
-        "copy_from",
+        "copy_runs",
+        "last_own",
         "n_copied",
-        "first_copy",
         "copy_last_ts",
         "fresh_counter",
     )
@@ -412,12 +412,7 @@ class _Rollout:
             if self.n_records:
                 self.diags.add("no_session", None, f"{self.n_records} records, no session_meta id")
             return Frames.from_rows(diagnostics=self.diags.rows)
-        if self.n_copied:
-            self.diags.add(
-                "foreign_record",
-                self.first_copy,
-                f"{self.n_copied} records replayed from thread {self.copy_from}; not counted here",
-            )
+        copies.report(self.copy_runs, self.diags, "replayed from thread")
         self._pair()
         session = self._session_row(native)
         for row in (*self.calls, *self.events, *self.usage):
@@ -443,10 +438,11 @@ class _Rollout:
         p = rec.get("payload")
         if self.copied(kind, p, rec.get("timestamp")):
             self.n_copied += 1
-            self.first_copy = self.first_copy or n
+            copies.note(self.copy_runs, n, self.copy_of, self.last_own)
             if kind == "event_msg" and p.get("type") == "token_count":
                 self._tokens(p, None, n, copied=True)
             return
+        self.last_own = n
         ts = self._ts(rec, n)
         if kind in IGNORED_KINDS:
             return
@@ -482,7 +478,6 @@ class _Rollout:
             other = as_str(p.get("id"))
             if other and other != self.meta["native_id"]:
                 self.copy_of = other
-                self.copy_from = self.copy_from or other
                 self.copy_last_ts = parse_ts(raw_ts)
                 return True
             return self.copy_of is not None
