@@ -27,4 +27,5 @@ def total(runs: list[list]) -> int:
 def report(runs: list[list], diags: Diagnostics, what: str) -> None:
     """One ``foreign_record`` row per run, e.g. ``what`` = "replayed from thread"."""
     for first, last, count, source in sorted(runs):
-        diags.add("foreign_record", first, f"{count} records {what} {source} (lines {first}-{last}); not counted here")
+        records = "1 record" if count == 1 else f"{count} records"
+        diags.add("foreign_record", first, f"{records} {what} {source} (lines {first}-{last}); not counted here")
