@@ -10,9 +10,9 @@ of the parent's history up to the fork: messages, calls and outputs, ``token_cou
 (cumulative totals that go on from the parent's), all re-stamped at the fork time or kept with
 their old times. The replay is the parent's: :meth:`_Rollout.copied` is the one place that says
 whether a record is part of it, and a copied record is counted (``sessions.n_copied``, one
-``foreign_record`` diagnostic naming its lines) and kept out of every frame. Its ``token_count`` totals still set
-the baseline the child's own totals are counted from (unless the child's first own count starts
-again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
+``foreign_record`` diagnostic naming its lines) and kept out of every frame. Its ``token_count``
+totals still set the baseline the child's own totals are counted from (unless the child's first
+own count starts again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
 naming another thread and ends at the first turn the child itself starts: a ``task_started`` or
 ``turn_context`` whose ``turn_id`` (a UUIDv7, like thread ids) is not older than the child's own
 thread id. Without UUIDv7 ids to compare, a turn that starts at least ``REPLAY_GAP`` after the
