@@ -433,9 +433,10 @@ class _Parser:
         self.last_own = n
 
     def copied(self, line: int) -> bool:
-        """Whether the record on ``line`` (of the file's own sessionId) is a hand-off's copy of
-        the old session: the one test every frame row goes through (module doc)."""
-        return line < self.copy_upto
+        """Whether the record on ``line`` is copied history (module doc): a record of another
+        sessionId (never fed further) or a line before a hand-off prompt. The one test every
+        frame row goes through."""
+        return line < self.copy_upto or any(first <= line <= last for first, last, *_ in self.copy_runs)
 
     def _hand_off(self, n: int, rec: dict, cited: str) -> None:
         """A cited hand-off prompt after records of this session: they were the old session's,
