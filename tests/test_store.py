@@ -77,12 +77,13 @@ def test_summary_is_json_serialisable(tmp_path):
     summary = ingest([str(SAMPLES)], db=str(tmp_path / "s.duckdb"), workers=1)
     data = json.loads(json.dumps(summary.to_dict()))
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
-    # the Gemini sample launches one more Claude session; scenarios/lineage-wild adds 5 Claude
-    # sessions (two of them inline subagents) and 13 Codex rollouts.
+    # the Gemini sample launches one more Claude session; scenarios/copied-history adds 3 Claude
+    # Code, 7 Codex and 3 Gemini CLI sessions; scenarios/lineage-wild 5 Claude Code (two of them
+    # inline subagents) and 13 Codex.
     assert data["sessions_by_harness"] == {
-        "claude-code": 34,
-        "codex": 29,
-        "gemini-cli": 2,
+        "claude-code": 37,
+        "codex": 36,
+        "gemini-cli": 5,
         "ocp": 2,
         "omp": 9,
         "opencode": 6,
