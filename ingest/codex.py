@@ -463,7 +463,7 @@ class _Rollout:
             return
         self.last_own = n
         ts = self._ts(rec, n)
-        if kind in IGNORED_KINDS:
+        if isinstance(kind, str) and kind in IGNORED_KINDS:  # a list or object type is not hashable
             return
         if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
             detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"

@@ -842,3 +842,14 @@ def test_checkpoint_state_holds_no_prompt_or_output_text(path, tmp_path, monkeyp
     assert state["calls"] and state["n_records"] == len(lines)
     assert MARKER not in repr(state)
     assert frames.sessions["first_prompt_hash"][0] is not None
+
+
+def test_a_record_type_that_is_a_list_or_object_is_reported(tmp_path):
+    meta = {"id": "019c0000-0000-7000-8000-000000000001", "timestamp": "2026-02-03T09:00:00Z", "cwd": "/w"}
+    lines = [json.dumps({"timestamp": "2026-02-03T09:00:00Z", "type": "session_meta", "payload": meta})]
+    lines += [json.dumps({"timestamp": "2026-02-03T09:00:01Z", "type": t, "payload": {}}) for t in ([1], {"a": 1})]
+    frames = codex.parse(write(tmp_path, lines))
+    assert frames.diagnostics.select("code", "detail").rows() == [
+        ("unknown_record_type", "type: array"),
+        ("unknown_record_type", "type: object"),
+    ]
