@@ -8,7 +8,6 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -114,7 +113,7 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy:
         return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
 
 
-def _parse_job(job: Job) -> tuple[Job, Parsed]:
+def parse_job(job: Job) -> tuple[Job, Parsed]:
     return job, parse_path(job.item, job.checkpoint, job.privacy)
 
 
@@ -269,14 +268,3 @@ def ingest(
         )
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
-
-
-def _parse_all(jobs: list[Job], workers: int | None):
-    """Yield ``(job, parsed)`` in listing order; in-process for one worker or one file."""
-    n = workers or os.cpu_count() or 1
-    if n <= 1 or len(jobs) < 2:
-        for job in jobs:
-            yield _parse_job(job)
-        return
-    with ProcessPoolExecutor(max_workers=min(n, len(jobs))) as pool:
-        yield from pool.map(_parse_job, jobs, chunksize=4)
