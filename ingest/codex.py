@@ -107,6 +107,7 @@ PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete
 # Output headers: "Exit code: N" (shell_command, unified exec) / "Process exited with code N".
 _EXIT = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
 _PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
+_PROC_TEXT = "Process running with session ID "
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 _META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
 _META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
@@ -590,7 +591,8 @@ class _Rollout:
         call_id, value = as_str(p.get("call_id")), raw_value(p.get("output"))
         text, obj = _output_parts(value)
         bad = json_type(value) if text is None and obj is None else None
-        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text else []
+        # A substring test first: the anchored pattern would be tried at every line of the output.
+        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text and _PROC_TEXT in text else []
         ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
         agents = None
         if obj:  # any JSON object answers a spawn, with or without an agent id
@@ -673,12 +675,13 @@ class _Rollout:
             return
         cached = as_int(total.get("cached_input_tokens"))
         cur = (
-            as_int(total.get("input_tokens")) - cached,
+            as_int(as_int(total.get("input_tokens")) - cached),
             cached,
             as_int(total.get("output_tokens")),
             as_int(total.get("reasoning_output_tokens")),
         )
-        inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev, strict=True))
+        # as_int again: a difference of two counts near the BIGINT bounds may leave that range.
+        inp, cache, out, reason = (as_int(c - q) for c, q in zip(cur, self.prev, strict=True))
         self.prev, self.max_total = cur, grand
         self.usage.append(
             {

@@ -833,3 +833,19 @@ def test_checkpoint_state_holds_no_prompt_or_output_text(path, tmp_path, monkeyp
     assert state["calls"] and state["n_records"] == len(lines)
     assert MARKER not in repr(state)
     assert frames.sessions["first_prompt_hash"][0] is not None
+
+
+def test_token_counts_near_the_bigint_bounds_do_not_overflow(tmp_path):
+    """Cumulative counts near the store's BIGINT bounds: their differences count as 0, as an
+    out-of-range count does, instead of failing the frame (found by the fast/plain fuzzing)."""
+    head = {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w"}}
+    lines = [head]
+    for total, inp in ((1, 2**63 - 1), (2, -(2**63))):
+        info = {"total_token_usage": {"total_tokens": total, "input_tokens": inp, "cached_input_tokens": 0}}
+        lines.append(
+            {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": {"type": "token_count", "info": info}}
+        )
+    path = tmp_path / "rollout-2026-01-01T00-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    usage = codex.parse(str(path)).table("usage")
+    assert usage["input_tokens"].to_list() == [2**63 - 1, 0]
