@@ -159,8 +159,8 @@ def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> t
 # -- decoding --------------------------------------------------------------------------------
 # What the parser reads, as msgspec types (jsonl.decode_typed). A field whose JSON type the parser
 # may report is typed strictly (another type sends the line to the plain path) or kept Raw and
-# decoded by orjson when read, as are numbers it checks by type (exit codes, spawn depth, token
-# counts): msgspec keeps an integer past 64 bits an int where orjson makes it a float.
+# decoded by orjson when read, as are numbers it checks by type (spawn depth, token counts):
+# msgspec keeps an integer past 64 bits an int where orjson makes it a float.
 
 DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
@@ -183,12 +183,12 @@ class _Fields(TypedDict, total=False):
     name: Any
     arguments: str | None
     call_id: Any
-    output: msgspec.Raw
+    output: str | list | dict | None
     input: str | None
     action: _Action | None
     message: msgspec.Raw  # read for the first user_message only
     info: msgspec.Raw
-    exit_code: msgspec.Raw
+    exit_code: Any  # _exit_code keeps only exit codes (a number past 64 bits is no exit code either way)
     aggregated_output: msgspec.Raw  # scanned for ids when the call may own them
     stdout: msgspec.Raw
     stderr: msgspec.Raw
@@ -275,10 +275,15 @@ def _header(text: str) -> str:
 
 def _exit_from(text: str | None, obj: dict | None) -> int | None:
     meta = obj.get("metadata") if obj else None
-    if isinstance(meta, dict) and type(meta.get("exit_code")) is int:
-        return meta["exit_code"]
+    if isinstance(meta, dict) and (code := _exit_code(meta.get("exit_code"))) is not None:
+        return code
     m = _EXIT.search(_header(text)[:1000]) if text else None
     return int(m.group(1)) if m else None
+
+
+def _exit_code(value: object) -> int | None:
+    """An exit code: an integer in the store's INTEGER range (anything else is none)."""
+    return value if type(value) is int and -(2**31) <= value < 2**31 else None
 
 
 def _first_ids(texts: list[str]) -> list[str]:
@@ -605,12 +610,12 @@ class _Rollout:
         for collab_agent_spawn_end."""
         call_id = as_str(p.get("call_id"))
         if t == "exec_command_end":
-            code = raw_value(p.get("exit_code"))
+            code = _exit_code(p.get("exit_code"))
             ids = []
             if self._may_own_ids(call_id):
                 outs = [raw_value(p.get(k)) for k in ("aggregated_output", "stdout", "stderr")]
                 ids = _first_ids([o for o in outs if isinstance(o, str)])
-            return (t, call_id, ts, n, code if type(code) is int else None, ids)
+            return (t, call_id, ts, n, code, ids)
         if t == "patch_apply_end":
             ok = p.get("success")
             changes = _change_facts(raw_value(p.get("changes")))
