@@ -23,10 +23,10 @@ from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.shell_facts import carry, shell_facts
 from sessiongraph.store import FileResult, Store
 
-# A store transaction holds the files parsed in about HOLD_S, up to BATCH_FILES files or
-# BATCH_BYTES bytes of logs: many files, so that small files amortise a transaction's fixed cost
-# (about 0.3 ms a file at 256 files a batch, most of the store's time on 25,000 small files), few
-# bytes and seconds, so that the batch's rows stay small, a reader waits little and a kill
+# A store transaction holds up to BATCH_FILES files or BATCH_BYTES bytes of logs: many files, so
+# that small files amortise a transaction's fixed cost (about 0.3 ms a file at 256 files a batch,
+# most of the store's time on 25,000 small files), few bytes, so that the batch's rows stay small,
+# a reader waits about as long as the batch takes to parse (a second or two) and a kill
 # mid-ingest loses little work (every committed batch stays). The variables exist for the crash
 # tests, which need many batches from few files.
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
@@ -202,7 +202,6 @@ def ingest(
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
         batch_bytes = 0
-        written_at = time.monotonic()
         released_at: float | None = None  # when the store was last closed for readers
         done = 0
         if progress:
@@ -238,12 +237,11 @@ def ingest(
                     )
                 )
                 batch_bytes += max(size, 0)
-                full = len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES
-                if (full or time.monotonic() - written_at >= HOLD_S) and (
+                if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and (
                     released_at is None or time.monotonic() - released_at >= READER_GAP_S
                 ):
                     store.write(batch, ingest_id)
-                    batch, batch_bytes, written_at = [], 0, time.monotonic()
+                    batch, batch_bytes = [], 0
                     released_at = time.monotonic() if store.release(held_for_s=HOLD_S) else None
             if progress:
                 progress(done, len(todo))
