@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest import registry
+from sessiongraph.ingest.errors import SessiongraphError
 
 HEAD_BYTES = 64 * 1024
 # Transcripts are JSON Lines; Gemini chats, opencode objects, Prickle tasks and OCP documents are

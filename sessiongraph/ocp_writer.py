@@ -27,6 +27,7 @@ from datetime import datetime
 import polars as pl
 
 from sessiongraph import __version__, ocp_outcome
+from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
@@ -497,39 +498,6 @@ class _Doc:
         ev += ocp_outcome.signal_events(signals, node_of_attempt.__getitem__)
         ev.sort(key=event_order)
         return ev
-
-
-def capabilities(doc: dict) -> dict:
-    """Declared from what the document holds, so no capability is ever false but present."""
-    edges = doc.get("edges", [])
-    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
-    token_keys = (
-        "input_tokens",
-        "cached_input_tokens",
-        "cache_creation_tokens",
-        "cache_creation_5m_tokens",
-        "cache_creation_1h_tokens",
-        "output_tokens",
-        "reasoning_tokens",
-    )
-    run = doc["run"]
-    return {
-        "groups": bool(doc.get("groups")),
-        "events": bool(doc.get("events")),
-        "artifacts": bool(doc.get("artifacts")),
-        "edges_dep": any(e.get("kind", "dep") in ("dep", "fan_in") for e in edges),
-        "edges_spawn": any(e.get("kind") == "spawn" for e in edges),
-        "edges_launch": any(e.get("kind") == "launch" for e in edges),
-        "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
-        "cost_usd": any("usd" in c for c in costs),
-        "cost_tokens": any(k in c for c in costs for k in token_keys),
-        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
-        "task": "task" in run,
-        "configuration": "configuration" in run,
-        "signals": bool(run.get("signals")),
-        "slate": "slate" in run,
-        "receipt": "receipt" in run,
-    }
 
 
 def document(bundle: RunBundle, *, privacy: str = "metadata_only", prices: PriceTable) -> tuple[dict, Counter]:
