@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from datetime import datetime
 
 import orjson
 
@@ -228,16 +229,17 @@ def _change_facts(raw: object) -> list[tuple] | str | None:
 def _identity(m: dict) -> dict:
     """The session fields a header (session_meta payload or pre-envelope header line) gives,
     as plain values: the header's instructions text is not kept."""
-    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    git = g if isinstance(g := m.get("git"), dict) else {}
     source, originator = m.get("source"), as_str(m.get("originator"))
-    entry, kind, spawn, bad_source = None, "main", {}, None
+    entry, kind, bad_source = None, "main", None
+    spawn: dict = {}
     if isinstance(source, str):
         entry = SOURCE_ENTRYPOINTS.get(source, source)
     elif isinstance(source, dict) and "subagent" in source:
         entry, sub = "subagent", source["subagent"]
         kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
-        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
-        spawn = spawn if isinstance(spawn, dict) else {}
+        ts = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = ts if isinstance(ts, dict) else {}
     elif source is None:
         entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
     else:
@@ -276,7 +278,8 @@ class _Rollout:
         self.diags = Diagnostics(path, harness=NAME)
         self.meta: dict | None = None  # _identity of the header
         self.legacy = False
-        self.first_ts = self.last_ts = None
+        self.first_ts: datetime | None = None
+        self.last_ts: datetime | None = None
         self.n_records = 0
         self.models: Counter[str] = Counter()
         self.model: str | None = None
@@ -638,11 +641,10 @@ class _Rollout:
                 continue
             row = self.calls[i]
             row["ended_at"] = ts
-            owner = i
+            owner: int | None = i
             if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
                 owner = procs.get(self.stdin_proc.get(call_id, ""))
-            own = self.calls[owner] if owner is not None else None
-            if own is not None and own["kind"] in ("shell", "patch"):
+            if owner is not None and (own := self.calls[owner])["kind"] in ("shell", "patch"):
                 if code is not None:  # a write_stdin poll that saw the exit ends its exec call
                     own["exit_code"], own["ended_at"] = code, ts
                 if own["kind"] == "shell":
