@@ -19,7 +19,7 @@ import re
 import orjson
 
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts
+from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json_type, parse_ts
 
 NAME = "ocp"
 VERSIONS = ("0.1", "0.2", "0.3")
@@ -133,7 +133,7 @@ def parse(path: str) -> Frames:
             )
             continue
         sid = node_session(run_id, a["node"])
-        model = a.get("model") if isinstance(a.get("model"), dict) else {}
+        model = as_dict(a.get("model"))
         sessions.append(
             {
                 "session_id": sid,

@@ -23,6 +23,7 @@ import hashlib
 import posixpath
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 import polars as pl
 
@@ -146,7 +147,7 @@ def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
     }
     if langs:
         features["lang"] = langs.most_common(1)[0][0]
-    out = {
+    out: dict[str, Any] = {
         "id": f"task_{_hash(run_id)}",
         "type": kind,
         "features": features,
@@ -174,7 +175,8 @@ class _Doc:
         self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
         # (session, file, attempt in the file) -> OCP attempt id, for outcome rows
         self.attempt_id: dict[tuple, str] = {}
-        self.states, self.verdicts = [], []
+        self.states: list[dict] = []
+        self.verdicts: list[dict] = []
         self.evidence_of: dict[tuple, list[dict]] = {}
         for r in b.outcomes.iter_rows(named=True):  # by session, then time
             if r["kind"] == "evidence":
@@ -204,7 +206,7 @@ class _Doc:
         sigs = ocp_outcome.signals(self.verdicts, self._attempt_of)
         for sig in sigs:
             sig["id"] = ocp_id(sig["id"])
-        doc = {
+        doc: dict[str, Any] = {
             "ocp": "0.3",
             "producer": {"name": "sessiongraph", "version": __version__, "framework": "sessiongraph"},
             "privacy": {"profile": self.privacy},
@@ -257,7 +259,7 @@ class _Doc:
 
     def _node(self, m: dict) -> dict:
         role = m["role"] or "subagent"
-        node = {
+        node: dict[str, Any] = {
             "id": self.node_of[m["session_id"]],
             "kind": NODE_KINDS.get(role, "impl"),
             "title": f"{m['harness']} {role}" + (f" ({m['agent_type']})" if m["agent_type"] else ""),
@@ -283,7 +285,7 @@ class _Doc:
         return self.attempt_id[(row["session_id"], row["source_path"], row["attempt"])]
 
     def _attempts(self, members: dict[str, dict]) -> list[dict]:
-        usage = {}
+        usage: dict[tuple, list[dict]] = {}
         for row in self.b.usage.iter_rows(named=True):
             usage.setdefault((row["session_id"], row["source_path"], row["attempt"]), []).append(row)
         out = []
@@ -377,15 +379,16 @@ class _Doc:
             "requests": tot["requests"],
             "basis": "measured",
         }
-        usd, dates = 0.0, set()
+        usd: float | None = 0.0
+        dates: set[str] = set()
         for r in rows:
             price = self.prices.lookup(r["model"])
             if price is None:  # counted once per attempt and model
                 self.unpriced[r["model"] or "(none)"] += 1
                 usd = None
-            if usd is None:
+            if usd is None or price is None:
                 continue
-            usd += self.prices.usd(
+            usd += self.prices.usd(  # type: ignore[operator]  # not None: lookup found the model above
                 r["model"],
                 input_tokens=r["input_tokens"],
                 output_tokens=r["output_tokens"],
@@ -401,7 +404,8 @@ class _Doc:
         return cost
 
     def _edges(self) -> tuple[list[dict], list[dict]]:
-        edges, other = [], []
+        edges: list[dict] = []
+        other: list[dict] = []
         for e in self.b.edges.filter(pl.col("kind") != "artifact").iter_rows(named=True):
             if e["src"] not in self.node_of or e["dst"] not in self.node_of:
                 continue

@@ -206,7 +206,8 @@ def _parse(text: str, name: str) -> list[Price]:
             if key in seen:
                 raise fail(line, f"pattern {cells[0]!r} repeats line {seen[key]}", 1)
             seen[key] = line
-            prices.append(Price(cells[0], cells[1], *rates, as_of, cells[8]))
+            # rates: the five rate columns in Price's order (mypy cannot know a list's length)
+            prices.append(Price(cells[0], cells[1], *rates, as_of, cells[8]))  # type: ignore[call-arg, arg-type]
     except csv.Error as exc:
         raise fail(reader.line_num, f"not valid CSV: {exc}") from exc
     if header is None:
