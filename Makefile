@@ -48,4 +48,4 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) demo build *.egg-info .pytest_cache
+	rm -rf $(VENV) demo build *.egg-info .pytest_cache .mypy_cache .ruff_cache
