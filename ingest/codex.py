@@ -238,8 +238,8 @@ def _identity(m: dict) -> dict:
     elif isinstance(source, dict) and "subagent" in source:
         entry, sub = "subagent", source["subagent"]
         kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
-        ts = sub.get("thread_spawn") if isinstance(sub, dict) else None
-        spawn = ts if isinstance(ts, dict) else {}
+        given = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = given if isinstance(given, dict) else {}
     elif source is None:
         entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
     else:
