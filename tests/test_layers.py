@@ -6,6 +6,7 @@ Read from the source with ``ast`` (nothing is imported), so a lazy import inside
 from __future__ import annotations
 
 import ast
+import importlib
 import tomllib
 from pathlib import Path
 
@@ -102,6 +103,14 @@ def test_no_second_name_anywhere():
     for path in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("benchmarks/**/*.py")]:
         bad = {m for m in imports(path, "tests.x", known) if not m.startswith("sessiongraph")}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}; use sessiongraph.<name>"
+
+
+@pytest.mark.parametrize("name", ["ingest", "inference.edges", "sql"])
+def test_bare_folder_names_do_not_import(name):
+    """The same at run time (tests/conftest.py): a name built from a string cannot slip through."""
+    with pytest.raises(ImportError, match=f"import sessiongraph.{name.split('.')[0]}, not"):
+        importlib.import_module(name)
+    assert importlib.import_module(f"sessiongraph.{name}").__file__.startswith(str(ROOT))
 
 
 def test_checker_sees_an_upward_import(tmp_path):

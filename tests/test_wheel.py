@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from sessiongraph.ingest import registry
 from tests.conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.wheel
@@ -158,6 +159,7 @@ def test_installed_wheel_runs_beside_generic_top_level_modules(dist, tmp_path):
         run(cli, "ingest", SAMPLES, "--db", db, "--json", "--workers", "1", cwd=tmp_path, env=env).stdout
     )
     assert summary["files_read"] > 0 and summary["runs"] > 0, summary
+    assert set(registry.names()) <= set(summary["sessions_by_harness"])  # every adapter is in the wheel
     run(cli, "export", "parquet", "--out", tmp_path / "ds", "--db", db, cwd=tmp_path, env=env)
     assert list((tmp_path / "ds" / "run_features").rglob("*.parquet"))
     # The packaged SQL (schema, views) built the store; the packaged price table and HTML assets render.
