@@ -446,7 +446,7 @@ class _Rollout:
             return
         self.last_own = n
         ts = self._ts(rec, n)
-        if kind in IGNORED_KINDS:
+        if isinstance(kind, str) and kind in IGNORED_KINDS:  # a list or object kind is not hashable
             return
         if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
             detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"

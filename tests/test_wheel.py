@@ -38,12 +38,13 @@ def run(*cmd, **kw) -> subprocess.CompletedProcess:
 
 
 def package_files() -> set[str]:
-    """Every file the wheel must hold under sessiongraph/, from the source folders pyproject.toml maps."""
+    """Every file the wheel must hold under sessiongraph/, from the source folders pyproject.toml maps:
+    modules and data, not the notes kept beside them (``*.md``)."""
     mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
     out = set()
     for package, folder in mapping.items():
         for path in (ROOT / folder).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".md"):
                 out.add("/".join((*package.split("."), *path.relative_to(ROOT / folder).parts)))
     return out
 
