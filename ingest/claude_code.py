@@ -536,7 +536,7 @@ class _Parser:
             # when it cites another session's transcript.
             text = _prompt_text(content)
             cited = HANDOFF_CITE.search(text) if text is not None else None
-            if cited and cited.group(1) != self.native:
+            if cited and text is not None and cited.group(1) != self.native:
                 self._hand_off(n, rec, cited.group(1))
                 sess = self.sessions[""]
                 sess.first_prompt_hash, sess.warmup = text_hash(text), False
@@ -715,8 +715,9 @@ def _prompt_text(content: object) -> str | None:
         return content
     if isinstance(content, list):
         texts = [_val(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if texts and all(isinstance(t, str) for t in texts):
-            return "\n".join(texts)
+        strs = [t for t in texts if isinstance(t, str)]
+        if texts and len(strs) == len(texts):
+            return "\n".join(strs)
     return None
 
 
