@@ -24,18 +24,21 @@ demo: install
 test: install
 	$(BIN)/pytest -q
 
-# ruff (lint and format check), configured in pyproject.toml.
+# ruff (lint and format check) and mypy (.ci/typecheck.py says why it is not plain `mypy`), configured in
+# pyproject.toml.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python .ci/typecheck.py
 
 # The fuzz properties of tests/test_fuzz.py with many more cases (FUZZ_EXAMPLES per sample file).
 FUZZ_EXAMPLES ?= 1000
 fuzz: install
 	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/test_fuzz.py
 
-# benchmarks/run.py on a generated corpus of BENCH_MB MB (benchmarks/README.md); BENCH_ARGS adds
-# flags, e.g. BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
+# benchmarks/run.py on a generated corpus of BENCH_MB MB, the shared real logs replicated to 160 MB
+# and 100 MB of small files (benchmarks/README.md); BENCH_ARGS adds flags, e.g.
+# BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
 BENCH_MB ?= 1000
 BENCH_ARGS ?=
 $(VENV)/.bench-installed: $(BIN)/sessiongraph
@@ -46,4 +49,4 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) demo build *.egg-info .pytest_cache
+	rm -rf $(VENV) demo build *.egg-info .pytest_cache .mypy_cache .ruff_cache

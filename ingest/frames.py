@@ -27,9 +27,11 @@ from __future__ import annotations
 from typing import Literal
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
-TS = pl.Datetime("us", "UTC")
-STRS = pl.List(pl.String)
+# Annotated so that a schema mixing dtype classes (pl.String) and these instances type-checks.
+TS: pl.DataType | DataTypeClass = pl.Datetime("us", "UTC")
+STRS: pl.DataType | DataTypeClass = pl.List(pl.String)
 
 CallKind = Literal["spawn", "shell", "read", "write", "edit", "patch", "other"]
 FileOp = Literal["read", "write", "delete"]
@@ -313,6 +315,17 @@ class Frames:
 
     __slots__ = ("_rows", "_tables")
 
+    # One per table of SCHEMAS, the built polars frame (properties set below the class); declared here
+    # so that the type checker knows them (tests/test_schema.py holds the two lists equal).
+    sessions: pl.DataFrame
+    calls: pl.DataFrame
+    file_events: pl.DataFrame
+    launches: pl.DataFrame
+    usage: pl.DataFrame
+    diagnostics: pl.DataFrame
+    documents: pl.DataFrame
+    outcomes: pl.DataFrame
+
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)
         self._rows: dict[str, list[dict]] = {}
@@ -327,14 +340,14 @@ class Frames:
     @classmethod
     def from_rows(cls, **rows: list[dict]) -> Frames:
         """Frames from lists of row dicts; missing tables are empty, missing keys null."""
-        _check_names(rows)
-        for name, table in rows.items():
-            # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
-            extra = {k for row in table for k in row} - SCHEMAS[name].keys()
-            if extra:
-                raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
+        _check_rows(rows)
+        return cls._of_rows({name: list(rows.get(name) or ()) for name in SCHEMAS})
+
+    @classmethod
+    def _of_rows(cls, rows: dict[str, list[dict]]) -> Frames:
+        """Frames of rows already checked (a table of every name)."""
         out = cls.__new__(cls)
-        out._rows = {name: list(rows.get(name) or ()) for name in SCHEMAS}
+        out._rows = rows
         out._tables = {}
         return out
 
@@ -361,21 +374,36 @@ class Frames:
 
     def replace(self, **rows: list[dict]) -> Frames:
         """New frames with these tables' rows replaced and the others kept."""
-        _check_names(rows)
-        return Frames.from_rows(**{name: rows[name] if name in rows else self.rows(name) for name in SCHEMAS})
+        _check_rows(rows)  # only the new rows: the kept ones were checked when they came in
+        return Frames._of_rows(
+            {name: list((rows[name] or ()) if name in rows else self.rows(name)) for name in SCHEMAS}
+        )
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:
         if all(not p._tables for p in parts):  # all row-backed: join the rows, build once later
-            return cls.from_rows(**{name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
+            return cls._of_rows({name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
         return cls(**{name: pl.concat([p.table(name) for p in parts], how="vertical") for name in SCHEMAS})
 
     def tables(self) -> dict[str, pl.DataFrame]:
         return {name: self.table(name) for name in SCHEMAS}
 
 
+def _table_property(name: str) -> property:
+    return property(lambda self: self.table(name))
+
+
 for _name in SCHEMAS:  # frames.sessions, frames.calls, ...: the built polars frame
-    setattr(Frames, _name, property(lambda self, _n=_name: self.table(_n)))
+    setattr(Frames, _name, _table_property(_name))
+
+
+def _check_rows(rows: dict[str, list[dict]]) -> None:
+    _check_names(rows)
+    for name, table in rows.items():
+        # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
+        extra = {k for row in table for k in row} - SCHEMAS[name].keys()
+        if extra:
+            raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
 
 
 def _check_names(tables: dict) -> None:

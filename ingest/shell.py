@@ -12,6 +12,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeGuard
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.bash_lex import Tok, lex
@@ -334,7 +335,7 @@ def _launch(prog: str, args: list[Tok], launchers: dict[str, str]):
     return HARNESSES[prog], pm, resume, cd, out
 
 
-def _usable(tok: Tok | None) -> bool:
+def _usable(tok: Tok | None) -> TypeGuard[Tok]:
     """A literal path we can place: no expansion, glob, URL, option, `~`, or VAR=value."""
     t = tok.text if tok is not None and not tok.dyn else ""
     return (
@@ -347,9 +348,9 @@ def _usable(tok: Tok | None) -> bool:
     )
 
 
-def _patch_ops(patch: str) -> list[tuple[Tok, str]]:
+def _patch_ops(patch: str) -> list[tuple[Tok | None, str]]:
     """Codex apply_patch envelope: Add/Update -> write, Delete -> delete, Move to -> rename."""
-    ops: list[tuple[Tok, str]] = []
+    ops: list[tuple[Tok | None, str]] = []
     for m in _PATCH.finditer(patch):
         if m.group(2) and ops and ops[-1][1] == "write":  # `Move to:` renames the Update above
             ops[-1] = (ops[-1][0], "delete")
@@ -374,7 +375,7 @@ class _Walker:
     def script(self, s: str, cwd: str | None, depth: int, looped: bool, bg: bool) -> None:
         if depth > MAX_DEPTH:
             return
-        st = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
+        st: dict[str, Any] = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
         toks, stack, words, redirs, k = [*lex(s), Tok("op", ";")], [], [], [], 0
         start = len(self.launches)  # first launch of the current list, for a trailing `&`
         sstart = len(self.scripts)  # and first script run
@@ -542,7 +543,8 @@ def _analyse(command: str, cwd: str | None, launchers: Launchers = ()) -> Analys
         walker.script(command[:MAX_CHARS], normalise(cwd, None) if cwd else None, 0, False, False)
     except Exception:  # last resort (e.g. RecursionError): keep what was found so far
         pass
-    found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))
+    # rec holds the fields before segment (mypy cannot know a list's length)
+    found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))  # type: ignore[misc]
     ops = tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items())
     return found, ops, tuple(ScriptRun(*rec) for rec in walker.scripts)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import platformdirs
@@ -17,14 +18,14 @@ import platformdirs
 from sessiongraph.errors import SessiongraphError
 
 
-def config_path(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("SESSIONGRAPH_CONFIG"):
-        return Path(env["SESSIONGRAPH_CONFIG"]).expanduser()
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    given = (os.environ if env is None else env).get("SESSIONGRAPH_CONFIG")
+    if given:
+        return Path(given).expanduser()
     return Path(platformdirs.user_config_dir("sessiongraph", appauthor=False)) / "config.toml"
 
 
-def load(env: dict[str, str] | None = None) -> dict:
+def load(env: Mapping[str, str] | None = None) -> dict:
     """The config file's contents ({} when there is none); a broken file is an error naming it."""
     path = config_path(env)
     try:
@@ -36,7 +37,7 @@ def load(env: dict[str, str] | None = None) -> dict:
         raise SessiongraphError(f"cannot read the config file {path}: {exc}") from None
 
 
-def launchers(given: list[str] | tuple[str, ...] = (), env: dict[str, str] | None = None) -> dict[str, str]:
+def launchers(given: Sequence[str] = (), env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The launcher table: the config file's ``[launchers]``, then each ``NAME=HARNESS`` given
     (a later one wins)."""
     table = load(env).get("launchers", {})
