@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeGuard
 
-from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.bash_lex import Tok, lex
+from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.paths import normalise
 
 
