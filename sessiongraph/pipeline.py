@@ -14,10 +14,10 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sessiongraph import engines
-from sessiongraph.inference import infer
+from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
@@ -33,6 +33,9 @@ BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "256"))
 # has held it HOLD_S, and leaves it closed at least READER_GAP_S (readers poll every 0.25 s) while
 # it goes on parsing; the batches written meanwhile just grow.
 HOLD_S = 1.0
+# Files per run of the passes (whole partitions, inference/partitions.py): the passes' memory
+# is about that many files' frames (or the largest partition, when larger).
+GROUP_FILES = int(os.environ.get("SESSIONGRAPH_GROUP_FILES", "4000"))
 READER_GAP_S = 0.3
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
@@ -54,7 +57,10 @@ class IngestSummary:
     sessions_by_harness: dict[str, int] = field(default_factory=dict)
     diagnostics_by_code: dict[str, int] = field(default_factory=dict)
     store_sessions_by_harness: dict[str, int] = field(default_factory=dict)
+    files_removed: int = 0  # files gone from disk whose rows were dropped (``prune``)
     inferred: bool = False  # whether the passes ran (they do when any file changed)
+    partitions_inferred: int = 0  # partitions the passes ran over (those changed files reach)
+    files_inferred: int = 0  # the files in them
     runs: int = 0
     edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
     inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
@@ -141,6 +147,7 @@ def ingest(
     engine: str = "local",
     ray_address: str | None = None,
     privacy: str = profiles.DEFAULT,
+    prune: bool = False,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -148,29 +155,30 @@ def ingest(
     transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
     ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
-    another profile is read again.
+    another profile is read again. With ``prune``, files the store holds under ``paths`` that
+    are no longer on disk are dropped from it (without, the store keeps the sessions of logs a
+    harness has cleaned up).
+
+    The passes then run only over the partitions (``inference.partitions``) that the files
+    written or dropped now were in or are in now; every other inference row stays as it is.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
-    listed = list(candidates(paths))  # raises for a named path that does not exist
+    listed = list(listing(paths))  # raises for a named path that does not exist
     with Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
         known = store.fingerprints()
         skipped: Counter[str] = Counter()
         todo: list[Job] = []
-        for item in listed:
+        since_ns = since.timestamp() * 1e9 if since is not None else None
+        for item, size, mtime in listed:
             path = item.path if isinstance(item, Found) else item
             if os.path.basename(path) in NOT_TRANSCRIPTS:
                 skipped["not_transcript"] += 1
                 continue
-            try:
-                st = os.stat(path)
-                size, mtime = st.st_size, st.st_mtime_ns
-            except OSError:
-                size, mtime = -1, -1
-            if since is not None and mtime >= 0 and mtime < since.timestamp() * 1e9:
+            if since_ns is not None and mtime >= 0 and mtime < since_ns:
                 skipped["before_since"] += 1  # not modified since: it holds nothing newer
                 continue
             # An unchanged file is not opened, not even to classify it: the store knows it.
@@ -178,6 +186,16 @@ def ingest(
                 summary.files_unchanged += 1
                 continue
             todo.append(Job(item, size, mtime, privacy))
+        gone = _gone(known, listed, paths) if prune else []
+        # A Claude subagent's sidecar (agent-<id>.meta.json) is read with its transcript: when it
+        # changes, so may the transcript's rows.
+        queued = {j.item for j in todo if isinstance(j.item, str)}
+        for side in [p for p in (*queued, *gone) if p.endswith(SIDECAR)]:
+            log = side[: -len(SIDECAR)] + ".jsonl"
+            if log in known and log not in queued and os.path.exists(log):
+                todo.append(Job(log, *_size_mtime(log), privacy))
+                queued.add(log)
+                summary.files_unchanged -= 1
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
         grown = store.checkpoints(
             [
@@ -241,12 +259,23 @@ def ingest(
             if progress:
                 progress(done, len(todo))
         store.write(batch, ingest_id)
-        if store.needs_inference():  # any batch written now, or by an ingest killed before inferring
-            frames = store.load_frames()
-            store.release()  # readers may query the stored frames while the passes run
-            store.write_inference(infer(frames))
-            del frames
+        store.remove(gone)
+        summary.files_removed = len(gone)
+        if store.needs_inference():  # files written or dropped now, or by an ingest killed before inferring
+            plan = store.inference_plan(GROUP_FILES)
+
+            def loaded():
+                for files in plan.groups:
+                    frames = store.load_frames(files)
+                    store.release(held_for_s=HOLD_S)  # readers may query between groups
+                    yield files, frames
+
+            # engine: where the passes run over each group of partitions (sessiongraph/engines/).
+            results = engines.infer_all(engine, loaded(), workers=workers, address=ray_address)
+            store.write_partitions(plan, partitions.concat(results))
             summary.inferred = True
+            summary.files_inferred = sum(g.height for g in plan.groups)
+            summary.partitions_inferred = sum(g["partition_id"].n_unique() for g in plan.groups)
         summary.files_skipped = sum(skipped.values())
         summary.skipped_by_reason = dict(sorted(skipped.items()))
         summary.sessions_by_harness = dict(sorted(sessions.items()))
@@ -269,6 +298,32 @@ def ingest(
         )
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
+
+
+SIDECAR = ".meta.json"
+
+
+def _size_mtime(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns
+    except OSError:
+        return -1, -1
+
+
+def _gone(known: dict, listed: list, paths: Sequence[str]) -> list[str]:
+    """Stored files under the ingested roots that discovery no longer lists (none under a folder
+    it could not walk: unreadable is not gone)."""
+    roots = [str(p).rstrip("/") for p in paths] if paths else [str(r) for r in default_roots()]
+    here = {item.path if isinstance(item, Found) else item for item, _s, _m in listed}
+    blind = [item.path.rstrip("/") + "/" for item, _s, _m in listed if isinstance(item, Found)]
+    return sorted(
+        p
+        for p in known
+        if p not in here
+        and any(p == r or p.startswith(r + "/") for r in roots)
+        and not any(p.startswith(b) for b in blind)
+    )
 
 
 def _parse_all(jobs: list[Job], workers: int | None):
