@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest import registry
@@ -62,19 +64,27 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
     if root.is_file():
         yield (str(root), *_stat(str(root)))
         return
+    try:
+        top = os.stat(root)
+    except OSError as err:
+        problems.append(Found(err.filename or str(root), None, "unreadable_file"))
+        return
     seen: set[tuple[int, int]] = set()
-
-    def walk(folder: str, st: os.stat_result) -> Iterator[tuple[str, int, int]]:
+    name = attrgetter("name")
+    # os.walk's order without its recursion: a folder's files, then its subfolders, in name order.
+    stack: list[tuple[str, os.stat_result | _Id]] = [(str(root), top)]
+    while stack:
+        folder, st = stack.pop()
         if (st.st_dev, st.st_ino) in seen:
             problems.append(Found(folder, None, "symlink_loop"))
-            return
+            continue
         seen.add((st.st_dev, st.st_ino))
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=name)
         except OSError as err:
             problems.append(Found(err.filename or folder, None, "unreadable_file"))
-            return
+            continue
         dirs = []
         for e in entries:
             try:
@@ -90,20 +100,18 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
                     yield e.path, fst.st_size, fst.st_mtime_ns
                 except OSError:
                     yield e.path, -1, -1
-        # os.walk's order: a folder's files, then its subfolders, each in name order.
-        for d in dirs:
+        for d in reversed(dirs):
             try:
-                dst = d.stat()
+                # Only a symlink can lead back to a folder already walked: a plain subfolder's
+                # identity is its parent's device and its own inode, with no stat.
+                stack.append((d.path, d.stat() if d.is_symlink() else _Id(st.st_dev, d.inode())))
             except OSError:
                 continue  # a dangling link to a folder: nothing to walk
-            yield from walk(d.path, dst)
 
-    try:
-        top = os.stat(root)
-    except OSError as err:
-        problems.append(Found(err.filename or str(root), None, "unreadable_file"))
-        return
-    yield from walk(str(root), top)
+
+class _Id(NamedTuple):
+    st_dev: int
+    st_ino: int
 
 
 def _stat(path: str) -> tuple[int, int]:
