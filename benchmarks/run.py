@@ -84,7 +84,8 @@ def probe_main(argv: list[str]) -> int:
         rc = subprocess.call(cmd, stdout=fo, stderr=fe)
     seconds = time.perf_counter() - t0
     after = _io_self()
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = usage.ru_maxrss  # KiB on Linux
     print(
         json.dumps(
             {
@@ -93,6 +94,7 @@ def probe_main(argv: list[str]) -> int:
                 "rchar": after["rchar"] - before["rchar"],
                 "read_bytes": after["read_bytes"] - before["read_bytes"],
                 "peak_rss_mb": peak / 1024,
+                "cpu_s": usage.ru_utime + usage.ru_stime,  # less noisy than seconds on a busy machine
             }
         )
     )

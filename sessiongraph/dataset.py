@@ -24,7 +24,7 @@ from sessiongraph.pricing import PriceTable
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TS = pl.Datetime("us", "UTC")
