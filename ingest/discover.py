@@ -81,7 +81,9 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
         seen.add((st.st_dev, st.st_ino))
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=name)
+                entries = list(it)
+            if len(entries) > 1:
+                entries.sort(key=name)
         except OSError as err:
             problems.append(Found(err.filename or folder, None, "unreadable_file"))
             continue

@@ -169,30 +169,35 @@ def ingest(
     listed = list(listing(paths))  # raises for a named path that does not exist
     with Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
-        known = store.fingerprints()
+        items = [item for item, _s, _m in listed]
+        names = [item.path if isinstance(item, Found) else item for item in items]
+        sizes = [size for _i, size, _m in listed]
+        mtimes = [mtime for _i, _s, mtime in listed]
         skipped: Counter[str] = Counter()
-        todo: list[Job] = []
+        # Files whose fingerprint differs from the stored one, found by DuckDB: no Python work
+        # per unchanged file (the store's fingerprints of these files, for those it holds).
+        known = store.changed(names, sizes, mtimes, privacy)
+        not_log = [n.endswith(_NOT_TRANSCRIPT_TAILS) or n in NOT_TRANSCRIPTS for n in names]
         since_ns = since.timestamp() * 1e9 if since is not None else None
-        for item, size, mtime in listed:
-            path = item.path if isinstance(item, Found) else item
-            if os.path.basename(path) in NOT_TRANSCRIPTS:
-                skipped["not_transcript"] += 1
-                continue
-            if since_ns is not None and mtime >= 0 and mtime < since_ns:
-                skipped["before_since"] += 1  # not modified since: it holds nothing newer
-                continue
-            # An unchanged file is not opened, not even to classify it: the store knows it.
-            if known.get(path) == (size, mtime, privacy):
-                summary.files_unchanged += 1
-                continue
-            todo.append(Job(item, size, mtime, privacy))
-        gone = _gone(known, listed, paths) if prune else []
+        old = [since_ns is not None and 0 <= m < since_ns for m in mtimes]  # not modified since: nothing newer
+        skipped["not_transcript"] = sum(not_log)
+        skipped["before_since"] = sum(o and not n for o, n in zip(old, not_log, strict=True))
+        todo: list[Job] = []
+        for i in known.pop(_CHANGED):
+            if not (not_log[i] or old[i]):
+                todo.append(Job(items[i], sizes[i], mtimes[i], privacy))
+        # An unchanged file is not opened, not even to classify it: the store knows it.
+        summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
+        skipped = +skipped  # drop zero counts
+        gone = store.gone(names, paths or [str(r) for r in default_roots()], listed) if prune else []
         # A Claude subagent's sidecar (agent-<id>.meta.json) is read with its transcript: when it
         # changes, so may the transcript's rows.
         queued = {j.item for j in todo if isinstance(j.item, str)}
         for side in [p for p in (*queued, *gone) if p.endswith(SIDECAR)]:
             log = side[: -len(SIDECAR)] + ".jsonl"
-            if log in known and log not in queued and os.path.exists(log):
+            stored = None if log in queued or not os.path.exists(log) else store.fingerprint(log)
+            if stored is not None:
+                known[log] = stored
                 todo.append(Job(log, *_size_mtime(log), privacy))
                 queued.add(log)
                 summary.files_unchanged -= 1
@@ -301,6 +306,8 @@ def ingest(
 
 
 SIDECAR = ".meta.json"
+_NOT_TRANSCRIPT_TAILS = tuple("/" + n for n in NOT_TRANSCRIPTS)
+_CHANGED = "\x00changed"  # key of Store.changed's list of changed positions
 
 
 def _size_mtime(path: str) -> tuple[int, int]:
@@ -309,21 +316,6 @@ def _size_mtime(path: str) -> tuple[int, int]:
         return st.st_size, st.st_mtime_ns
     except OSError:
         return -1, -1
-
-
-def _gone(known: dict, listed: list, paths: Sequence[str]) -> list[str]:
-    """Stored files under the ingested roots that discovery no longer lists (none under a folder
-    it could not walk: unreadable is not gone)."""
-    roots = [str(p).rstrip("/") for p in paths] if paths else [str(r) for r in default_roots()]
-    here = {item.path if isinstance(item, Found) else item for item, _s, _m in listed}
-    blind = [item.path.rstrip("/") + "/" for item, _s, _m in listed if isinstance(item, Found)]
-    return sorted(
-        p
-        for p in known
-        if p not in here
-        and any(p == r or p.startswith(r + "/") for r in roots)
-        and not any(p.startswith(b) for b in blind)
-    )
 
 
 def _parse_all(jobs: list[Job], workers: int | None):

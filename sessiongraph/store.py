@@ -234,6 +234,59 @@ class Store:
         rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
         return {p: (s, m, priv) for p, s, m, priv in rows}
 
+    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> dict:
+        """Which listed files differ from what the store holds (new, other size or mtime, or
+        stored under another privacy profile), compared by DuckDB: ``{"\\x00changed": [their
+        positions in the listing], path: (size, mtime, profile) as stored, for those it holds}``."""
+        listed = pl.DataFrame(
+            {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
+            schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
+        )
+        self.con.register("listed_files", listed.to_arrow())
+        try:
+            rows = self.con.execute(
+                "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
+                " LEFT JOIN ingested_files f USING (source_path)"
+                " WHERE f.source_path IS NULL OR f.size_bytes != l.size OR f.mtime_ns != l.mtime"
+                " OR f.privacy IS DISTINCT FROM ? ORDER BY l.i",
+                [privacy],
+            ).fetchall()
+        finally:
+            self.con.unregister("listed_files")
+        out: dict = {"\x00changed": [r[0] for r in rows]}
+        out.update({p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
+        return out
+
+    def fingerprint(self, path: str) -> tuple[int, int, str | None] | None:
+        """(size, mtime, privacy profile) of one stored file, or None."""
+        rows = self.con.execute(
+            "SELECT size_bytes, mtime_ns, privacy FROM ingested_files WHERE source_path = ?", [path]
+        ).fetchall()
+        return rows[0] if rows else None
+
+    def gone(self, listed: list[str], roots: list[str], problems: list) -> list[str]:
+        """Stored files under ``roots`` that are not in ``listed`` (none under a folder discovery
+        could not walk: unreadable is not gone)."""
+        from sessiongraph.ingest.discover import Found
+
+        blind = [item.path.rstrip("/") + "/" for item, _s, _m in problems if isinstance(item, Found)]
+        self.con.register(
+            "listed_paths", pl.DataFrame({"source_path": listed}, schema={"source_path": pl.String}).to_arrow()
+        )
+        try:
+            stored = self.con.execute(
+                "SELECT source_path FROM ingested_files"
+                " WHERE source_path NOT IN (SELECT source_path FROM listed_paths) ORDER BY source_path"
+            ).fetchall()
+        finally:
+            self.con.unregister("listed_paths")
+        tops = [str(r).rstrip("/") for r in roots]
+        return [
+            p
+            for (p,) in stored
+            if any(p == r or p.startswith(r + "/") for r in tops) and not any(p.startswith(b) for b in blind)
+        ]
+
     def checkpoints(self, paths: list[str]) -> dict[str, Checkpoint]:
         """The stored checkpoints of these files (those that have one)."""
         if not paths:
