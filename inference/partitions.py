@@ -13,7 +13,9 @@ the store (``partition_keys``, written with its frames):
   roots (an imported document of our own export is skipped against it);
 - ``l:<harness>|<cwd>``: a launch of that harness's CLI in that cwd (active) and the top-level
   sessions of that harness in that cwd (inactive);
-- ``p:<path>``: a file written (active) or read (inactive).
+- ``p:<path>``: a file written (active) or read (inactive);
+- ``x:<cwd>``: a Codex review or guardian session (active) and the Codex sessions it may serve
+  (inactive).
 
 An inactive key links its holders only when some file holds it actively: reads of a file no
 session wrote, or sessions in a folder nothing launches from, stay apart. Two files are in one
@@ -69,6 +71,10 @@ def key_sql(table: Callable[[str], str]) -> str:
         f" JOIN {t['calls']} c ON c.session_id = l.session_id AND c.call_id = l.call_id"
         " AND c.source_path = l.source_path AND c.line IS NOT DISTINCT FROM l.line",
         f"SELECT source_path, 'p:' || path, op = 'write' FROM {t['file_events']} WHERE op IN ('read', 'write')",
+        # runs._codex_reviewers: a Codex review/guardian session with no parent id serves a Codex
+        # session of its cwd
+        f"SELECT source_path, 'x:' || cwd, session_kind IN ('review', 'guardian') FROM {t['sessions']}"
+        " WHERE harness = 'codex'",
     ]
     union = "\nUNION ALL ".join(parts)
     return (
