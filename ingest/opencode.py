@@ -40,12 +40,13 @@ import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.request import pathname2url
 
 import orjson
 
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, text_hash
+from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
 
 NAME = "opencode"
@@ -192,7 +193,7 @@ class _Builder:
             else:
                 self.d.add("unknown_record_type", None, f"message {mid[:60]}: role {str(role)[:20]}")
                 continue
-            msg_cwd = msg.get("path").get("cwd") if isinstance(msg.get("path"), dict) else None
+            msg_cwd = as_dict(msg.get("path")).get("cwd")
             for part in msg_parts:
                 if part.get("type") == "tool":
                     self._call(sid, part, msg, as_str(msg_cwd) or cwd)
@@ -225,7 +226,7 @@ class _Builder:
         if not isinstance(tokens, dict):
             self.d.add("wrong_type", None, f"message {str(msg.get('id'))[:60]}: tokens: {json_type(tokens)}")
             return
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        cache = as_dict(tokens.get("cache"))
         reasoning = as_int(tokens.get("reasoning"))
         written = as_int(cache.get("write"))
         self.usage.append(
@@ -257,10 +258,10 @@ class _Builder:
             if inp is not None:
                 self.d.add("bad_arguments", None, f"{where}: {tool} input is a JSON {json_type(inp)}")
             inp = {}
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = as_dict(state.get("metadata"))
         status = state.get("status")
-        output = state.get("output") if isinstance(state.get("output"), str) else ""
-        row = {
+        output = as_str(state.get("output")) or ""
+        row: dict[str, Any] = {
             "session_id": sid,
             "call_id": as_str(part.get("callID")) or as_str(part.get("id")),
             "tool": tool,
@@ -310,8 +311,8 @@ class _Builder:
                 row["prompt_hash"] = text_hash(inp["prompt"])
             child = as_str(meta.get("sessionId")) or as_str(meta.get("sessionID"))
             if child is None:
-                m = _TASK_ID.search(output)
-                child = m.group(1) if m else None
+                said = _TASK_ID.search(output)
+                child = said.group(1) if said else None
             row["result_agent_id"] = child
         self.calls.append(row)
         if row["is_error"] or status != "completed":

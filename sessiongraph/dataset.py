@@ -17,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from sessiongraph.inference.edges import stable_id
+from sessiongraph.ingest.frames import STRS, TS  # the dtypes of the frames contract
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
@@ -27,8 +28,6 @@ from sessiongraph.store import Store
 SCHEMA_VERSION = "4"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
-TS = pl.Datetime("us", "UTC")
-STRS = pl.List(pl.String)
 TIERS = ("verified", "heuristic", "reported")
 TOKENS = (
     "input_tokens",
@@ -163,7 +162,7 @@ EDGES = pl.Schema(
     }
 )
 # Log text: only under the ``full`` privacy profile.
-EDGES_FULL = pl.Schema({**EDGES, "command": pl.String, "description": pl.String})
+EDGES_FULL = pl.Schema({**EDGES, "command": pl.String(), "description": pl.String()})
 
 ARTIFACTS = pl.Schema(
     {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import platformdirs
@@ -616,7 +617,8 @@ class Store:
             where = " WHERE source_path IN (SELECT source_path FROM wanted_files)"
         for name, schema in SCHEMAS.items():
             table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
-            out[name] = conform(pl.from_arrow(table.to_arrow_table()), schema)
+            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+            out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
         if files is not None:
             self.con.unregister("wanted_files")
         return Frames(**out)
@@ -627,7 +629,8 @@ class Store:
         try:
             rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
-            return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
+            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+            return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
         except duckdb.Error as exc:
             raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
 
