@@ -42,7 +42,7 @@ FILE_PARTITIONS = pl.Schema({"source_path": pl.String, "partition_id": pl.String
 SESSION_PARTITIONS = pl.Schema({"session_id": pl.String, "partition_id": pl.String})
 # inference_diagnostics as stored: each row says which partition's passes wrote it (a failed
 # pass or a skipped document names no session).
-STORED_DIAGNOSTICS = pl.Schema({**INFERENCE_DIAGNOSTICS, "partition_id": pl.String})
+STORED_DIAGNOSTICS = pl.Schema([*INFERENCE_DIAGNOSTICS.items(), ("partition_id", pl.String())])
 # Tables with a session_id column: every session a file mentions gets its identity key.
 _WITH_SESSIONS = tuple(name for name, schema in SCHEMAS.items() if "session_id" in schema)
 
@@ -149,7 +149,7 @@ def infer_group(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]:
     tables = done.tables()
     tables["inference_diagnostics"] = diags
     tables["session_partitions"] = sessions
-    tables["file_partitions"] = files.cast(dict(FILE_PARTITIONS))
+    tables["file_partitions"] = files.cast(FILE_PARTITIONS)
     return tables
 
 
@@ -161,7 +161,7 @@ def _sessions(frames: Frames, files: pl.DataFrame) -> pl.DataFrame:
         .drop_nulls()
         .unique(maintain_order=True)
         .sort("session_id")
-        .cast(dict(SESSION_PARTITIONS))
+        .cast(SESSION_PARTITIONS)
     )
 
 
@@ -193,7 +193,7 @@ def infer_safely(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]
         tables = Inferred().tables()
         tables["inference_diagnostics"] = conform(diags, STORED_DIAGNOSTICS)
         tables["session_partitions"] = _sessions(frames, files)
-        tables["file_partitions"] = files.cast(dict(FILE_PARTITIONS))
+        tables["file_partitions"] = files.cast(FILE_PARTITIONS)
         return tables
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -265,7 +266,7 @@ class Store:
         ).fetchall()
         return rows[0] if rows else None
 
-    def gone(self, listed: list[str], roots: list[str], problems: list) -> list[str]:
+    def gone(self, listed: list[str], roots: Sequence[str], problems: list) -> list[str]:
         """Stored files under ``roots`` that are not in ``listed`` (none under a folder discovery
         could not walk: unreadable is not gone)."""
         from sessiongraph.ingest.discover import Found
@@ -431,7 +432,7 @@ class Store:
         con = self.con
         # Frames stored without their keys (loaded from a dataset) get them, so that the next
         # ingest's passes see them.
-        unkeyed = pl.from_arrow(
+        unkeyed = self._frame(
             con.sql(
                 "SELECT DISTINCT source_path FROM sessions"
                 " WHERE source_path NOT IN (SELECT source_path FROM partition_keys)"
@@ -475,14 +476,14 @@ class Store:
         partition it is in now (all files its linking keys reach), grouped for the passes."""
         con = self.con
         everything = self._meta("inference_scope") == "all"
-        dirty = pl.from_arrow(con.sql("SELECT DISTINCT source_path FROM dirty_files").to_arrow_table())
+        dirty = self._frame(con.sql("SELECT DISTINCT source_path FROM dirty_files").to_arrow_table())
         if everything:
-            old = pl.from_arrow(con.sql("SELECT DISTINCT partition_id FROM file_partitions").to_arrow_table())
-            reach = pl.from_arrow(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
+            old = self._frame(con.sql("SELECT DISTINCT partition_id FROM file_partitions").to_arrow_table())
+            reach = self._frame(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
         else:
             old, reach = self._reach(dirty)
         con.register("reach_files", reach.to_arrow())
-        rows = pl.from_arrow(
+        rows = self._frame(
             con.sql(
                 "SELECT source_path, key, active FROM partition_keys"
                 " WHERE source_path IN (SELECT source_path FROM reach_files)"
@@ -536,8 +537,8 @@ class Store:
                 )
                 con.execute("DELETE FROM plan_frontier")
                 con.execute("INSERT INTO plan_frontier SELECT source_path FROM plan_next")
-            old = pl.from_arrow(con.sql("SELECT partition_id FROM plan_parts").to_arrow_table())
-            reach = pl.from_arrow(con.sql("SELECT source_path FROM plan_files").to_arrow_table())
+            old = self._frame(con.sql("SELECT partition_id FROM plan_parts").to_arrow_table())
+            reach = self._frame(con.sql("SELECT source_path FROM plan_files").to_arrow_table())
         finally:
             for t in ("plan_files", "plan_parts", "plan_frontier", "plan_next"):
                 con.execute(f"DROP TABLE IF EXISTS {t}")
@@ -601,6 +602,11 @@ class Store:
 
     def _set_meta(self, key: str, value: str) -> None:
         self.con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES (?, ?)", [key, value])
+
+    @staticmethod
+    def _frame(table) -> pl.DataFrame:
+        # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+        return cast(pl.DataFrame, pl.from_arrow(table))
 
     def _meta(self, key: str) -> str | None:
         rows = self.con.execute("SELECT value FROM sessiongraph_meta WHERE key = ?", [key]).fetchall()
