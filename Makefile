@@ -36,8 +36,9 @@ FUZZ_EXAMPLES ?= 1000
 fuzz: install
 	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/test_fuzz.py
 
-# benchmarks/run.py on a generated corpus of BENCH_MB MB (benchmarks/README.md); BENCH_ARGS adds
-# flags, e.g. BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
+# benchmarks/run.py on a generated corpus of BENCH_MB MB, the shared real logs replicated to 160 MB
+# and 100 MB of small files (benchmarks/README.md); BENCH_ARGS adds flags, e.g.
+# BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
 BENCH_MB ?= 1000
 BENCH_ARGS ?=
 $(VENV)/.bench-installed: $(BIN)/sessiongraph

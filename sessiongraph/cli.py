@@ -1,18 +1,23 @@
-"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name."""
+"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name.
+
+The library modules are imported by the commands that use them: polars and DuckDB take longer to
+import than ``--help`` or a bad argument takes to answer.
+"""
 
 from __future__ import annotations
 
 import functools
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
-from sessiongraph import __version__, queries
+from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.output import dumps, render
-from sessiongraph.pipeline import IngestSummary
-from sessiongraph.pipeline import ingest as run_ingest
+
+if TYPE_CHECKING:
+    from sessiongraph.pipeline import IngestSummary
 
 DB_OPTION = click.option(
     "--db",
@@ -93,6 +98,9 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
     again; a changed file's rows are replaced in one transaction, and the passes run again
     only over the partitions the changed files reach.
     """
+    from sessiongraph.output import dumps
+    from sessiongraph.pipeline import ingest as run_ingest
+
     show_bar = not as_json and sys.stderr.isatty()
     if show_bar:
         from rich.progress import Progress
@@ -188,6 +196,9 @@ def query(sql, sql_file, db, fmt, parquet):
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     text = sql if sql is not None else sql_file.read()
     if parquet:
         if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
@@ -205,6 +216,9 @@ def query(sql, sql_file, db, fmt, parquet):
 @_errors
 def sessions(db, as_json):
     """One line per session: harness, start, model, kind and tokens."""
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     df = queries.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
 
@@ -215,6 +229,9 @@ def sessions(db, as_json):
 @_errors
 def runs(db, as_json):
     """One line per run: its root session, size and how its sessions were started."""
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
 
 
@@ -233,6 +250,8 @@ def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
+    from sessiongraph import queries
+
     text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
     if out:
         from sessiongraph.html import save
@@ -256,6 +275,8 @@ def show(run, db, fmt, out, prices):
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
     runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
+    from sessiongraph import queries
+
     text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
     if out:
         from sessiongraph.html import save
@@ -292,6 +313,7 @@ def export():
 def export_ocp(out, runs, since, privacy, prices, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
     from sessiongraph.export import export_ocp as run_export
+    from sessiongraph.output import dumps
 
     summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
     if as_json:
@@ -328,6 +350,7 @@ def export_parquet(out, privacy, prices, db, as_json):
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
+    from sessiongraph.output import dumps
     from sessiongraph.parquet import export_parquet as run_export
 
     summary = run_export(out, db=db, privacy=privacy, prices=prices)
@@ -357,6 +380,7 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
+    from sessiongraph.output import dumps
     from sessiongraph.parquet import load as run_load
 
     summary = run_load(dataset, db=db)
