@@ -76,7 +76,7 @@ def main() -> None:
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').",
+    help="Where files are parsed and the passes run: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').",
 )
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
@@ -95,12 +95,16 @@ def main() -> None:
     help="A wrapper CLI that runs an agent CLI (e.g. omx=codex); repeatable. Also [launchers] in the config "
     "file ($SESSIONGRAPH_CONFIG, default ~/.config/sessiongraph/config.toml).",
 )
+@click.option(
+    "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
+)
 @_errors
-def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, launchers):  # noqa: PLR0913
+def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, launchers, prune):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read
-    again; a changed file's rows are replaced in one transaction.
+    again; a changed file's rows are replaced in one transaction, and the passes run again
+    only over the partitions the changed files reach.
     """
     from sessiongraph import config
     from sessiongraph.output import dumps
@@ -123,6 +127,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
                 ray_address=ray_address,
                 privacy=privacy,
                 launchers=table,
+                prune=prune,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
@@ -136,6 +141,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
             ray_address=ray_address,
             privacy=privacy,
             launchers=table,
+            prune=prune,
         )
     written = None
     if out_parquet:
@@ -160,12 +166,19 @@ def _summary_text(s: IngestSummary) -> str:
         f"Files: {s.files_found} found, {s.files_read} read"
         + (f" ({s.files_resumed} grown, read from where the last ingest stopped)" if s.files_resumed else "")
         + f", {s.files_unchanged} unchanged, {s.files_skipped} skipped"
+        + (f", {s.files_removed} gone and dropped" if s.files_removed else "")
         + _counts(s.skipped_by_reason),
         "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
         "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
         "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions") + f"; {s.runs} runs",
         "Edges: " + (edges or "none"),
-        "Inference: " + (_counts(s.inference_counts, bare=True) or "nothing to report"),
+        "Inference: "
+        + (_counts(s.inference_counts, bare=True) or "nothing to report")
+        + (
+            f" (passes re-run over {s.partitions_inferred} partitions, {s.files_inferred} files)"
+            if s.inferred
+            else " (nothing changed: passes not run)"
+        ),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""The local engine: a process pool on this machine (``--workers N``, default all cores)."""
+"""The local engine: a process pool on this machine (``--workers N``, default all cores) parses;
+the passes run here, one group of partitions after the other (memory: one group's frames)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,13 @@ def _preload() -> None:
 
     for name in registry.names():
         registry.get(name)
+
+
+def infer_all(groups, *, workers: int | None = None, address: str | None = None) -> Iterator[dict]:
+    """The inference tables of each ``(files, frames)`` group, in this process, one after the
+    other (memory: one group's frames)."""
+    from sessiongraph.inference.partitions import infer_safely
+
+    for files, frames in groups:
+        yield infer_safely(frames, files)
+        del frames
