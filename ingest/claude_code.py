@@ -5,9 +5,10 @@ One file yields the sessions it holds: a main transcript (plus, up to 2.0.27, th
 main transcript from ~2.0.28, nested ``<sessionId>/subagents/agent-<id>.jsonl`` from 2.1.2, with
 an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
 
-Lines are decoded by msgspec into dicts holding only the fields the parser reads: tool outputs
-and file bodies (in ``tool_result`` content, ``toolUseResult``, ``Write``/``Edit`` inputs) are
-skipped, or kept undecoded (``msgspec.Raw``) until a call of a kind that needs them is answered.
+Lines are decoded by msgspec into dicts holding only the fields the parser reads: message
+blocks (text, thinking, tool inputs and outputs) are kept undecoded (``msgspec.Raw``) until the
+step that hashes them (``ingest.steps``) or a call of a kind that needs them reads them, and the
+``toolUseResult`` sidecar only when a spawn, shell or Read result needs it.
 A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
 type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
 which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
@@ -44,6 +45,7 @@ from sessiongraph.ingest.jsonl import (
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "claude-code"
 
@@ -92,6 +94,7 @@ AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
 HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.pattern + r")\.jsonl")
 MAX_OUTPUT_IDS = 20
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
+INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
 DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")  # "plain": every line through orjson
 
 
@@ -182,17 +185,6 @@ class _Sidecar(TypedDict, total=False):  # toolUseResult
     file: msgspec.Raw
 
 
-class _Input(TypedDict, total=False):  # tool_use input: every key _tool_use reads, not the bodies
-    subagent_type: Any
-    description: Any
-    run_in_background: Any
-    prompt: Any
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
-
-
 class _Block(TypedDict, total=False):
     type: Any
     id: Any
@@ -202,6 +194,7 @@ class _Block(TypedDict, total=False):
     is_error: Any
     content: msgspec.Raw
     text: msgspec.Raw
+    thinking: msgspec.Raw
 
 
 class _Message(TypedDict, total=False):
@@ -226,6 +219,7 @@ class _Record(TypedDict, total=False):
     parentUuid: Any
     requestId: Any
     isMeta: Any
+    isCompactSummary: Any
     parentToolUseID: Any
     message: _Message | None
     toolUseResult: msgspec.Raw
@@ -236,7 +230,6 @@ _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
-_INPUT = msgspec.json.Decoder(_Input)
 _UTF8_SLICE = 1 << 16
 ORJSON_MAX_DEPTH = 1024
 # msgspec nests through Py_EnterRecursiveCall, bounded by sys.getrecursionlimit() up to 3.11 (from
@@ -337,6 +330,8 @@ class _Parser:
         self.progress: dict[str, str] = {}
         self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
         self.continued_from: str | None = None
+        self.steps = StepLog()
+        self.first_step: dict[tuple[str, str], int | None] = {}  # (session key, message id) -> step index
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -350,18 +345,21 @@ class _Parser:
         "progress",
         "sidechain_root",
         "continued_from",
+        "first_step",
     )
 
     def state(self) -> dict:
         out = resume.save_fields(self, self._STATE)
         # fields() not asdict(): asdict would rebuild the Counter from (model, n) pairs.
         out["sessions"] = [{f.name: getattr(s, f.name) for f in fields(s)} for s in self.sessions.values()]
+        out["steps"] = self.steps.state()
         return out
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Parser:
         parser = resume.load_fields(cls(path), cls._STATE, state)
         parser.sessions = {d["key"]: _Session(**d) for d in state["sessions"]}
+        parser.steps = StepLog.restore(state["steps"])
         return parser
 
     # -- reading -----------------------------------------------------------------------------
@@ -405,7 +403,9 @@ class _Parser:
             self._assistant(n, rec, ts, sess)
         elif rtype == "user":
             self._user(n, rec, ts, sess)
-        elif rtype == "progress":
+        # A record that made no step (system, progress, attachment) still joins the tree.
+        self.steps.link(as_str(rec.get("uuid")), as_str(rec.get("parentUuid")))
+        if rtype == "progress":
             data = _val(rec.get("data"), _DATA)
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
@@ -451,9 +451,24 @@ class _Parser:
         model = as_str(msg.get("model"))
         if model and model != "<synthetic>":
             sess.models[model] += 1
-        for block in self._content(n, msg):
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                self._tool_use(n, rec, ts, sess, block)
+        msg_id = as_str(msg.get("id")) or f"line:{n}"
+        content = msg.get("content")
+        if isinstance(content, str):
+            self._step(n, rec, ts, sess, "assistant", "text", content, 0, model=model, msg_id=msg_id)
+        for i, block in enumerate(self._content(n, msg)):
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_use":
+                call = self._tool_use(n, rec, ts, sess, block)
+                text = json_text(call.pop("_input"))
+                self._step(n, rec, ts, sess, "assistant", "tool_call", text, i, model=model, msg_id=msg_id, call=call)
+            elif btype == "text":
+                text = _val(block.get("text"))
+                self._step(n, rec, ts, sess, "assistant", "text", _str(text), i, model=model, msg_id=msg_id)
+            elif btype in ("thinking", "redacted_thinking"):
+                text = _val(block.get("thinking"))
+                self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), i, model=model, msg_id=msg_id)
         usage = msg.get("usage")
         if usage is None:
             return
@@ -467,7 +482,6 @@ class _Parser:
         # Builds before the split report only the total: it was all 5-minute cache then.
         five_min = as_int(cache.get("ephemeral_5m_input_tokens")) if cache else created - one_hour
         details = usage.get("output_tokens_details")
-        msg_id = as_str(msg.get("id")) or f"line:{n}"
         # One response is logged once per content block with the same usage: the last wins.
         self.usage[(sess.key, msg_id)] = {
             "ts": ts,
@@ -484,10 +498,34 @@ class _Parser:
             "line": n,
         }
 
-    def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> None:
+    def _step(self, n, rec, ts, sess, role, kind, text, i, *, model=None, msg_id=None, call=None, error=None):
+        """One step of this record (its ``i``-th content block); a record seen before (same
+        ``uuid``: a resumed transcript's copy) adds none."""
+        uuid = as_str(rec.get("uuid"))
+        idx = self.steps.add(
+            sess.key,
+            n,
+            ts,
+            role,
+            kind,
+            text,
+            call_id=call["call_id"] if call else None,
+            tool=(call["tool"] or None) if call else None,
+            is_error=error,
+            model=model,
+            request_id=as_str(rec.get("requestId")) if role == "assistant" else None,
+            node=uuid,
+            parent=as_str(rec.get("parentUuid")),
+            key=(uuid, i) if uuid else None,
+        )
+        if msg_id is not None and idx is not None:
+            self.first_step.setdefault((sess.key, msg_id), idx)
+
+    def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> dict:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        inp = _val(block.get("input"), _INPUT)
+        inp = _val(block.get("input"))  # whole: the step hashes it
+        full = inp
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
@@ -528,6 +566,7 @@ class _Parser:
             row["paths"] = _paths(inp.get("path"), cwd)
         self.calls[call_id] = row
         self.call_session[call_id] = sess.key
+        return {"call_id": call_id, "tool": tool, "_input": full}
 
     def _user(self, n: int, rec: dict, ts, sess: _Session) -> None:
         msg = self._message(n, rec)
@@ -543,14 +582,46 @@ class _Parser:
                 cited = HANDOFF_CITE.search(text) if not sess.key else None
                 if cited and cited.group(1) != self.native:
                     self.continued_from = self.continued_from or cited.group(1)
-        results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
+        self._user_steps(n, rec, ts, sess, content)
+        results = [
+            (i, b)
+            for i, b in enumerate(self._content(n, msg))
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         sidecar = rec.get("toolUseResult") if len(results) == 1 else None
-        for block in results:
-            call = self.calls.get(as_str(block.get("tool_use_id")) or "")
+        for i, block in results:
+            call_id = as_str(block.get("tool_use_id"))
+            call = self.calls.get(call_id or "")
+            step_call = {"call_id": call_id, "tool": call["tool"] if call else None}
+            error = block.get("is_error") is True
+            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), i, call=step_call, error=error)
             if call is None:
                 self.diags.add("unmatched_result", n, "tool_result names no call of this file")
                 continue
             self._result(call, ts, block, sidecar)
+
+    def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
+        """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""
+        if isinstance(content, str):
+            texts = [(0, content)]
+        elif isinstance(content, list):
+            texts = [
+                (i, _str(_val(b.get("text"))))
+                for i, b in enumerate(content)
+                if isinstance(b, dict) and b.get("type") == "text"
+            ]
+        else:
+            return
+        for i, text in texts:
+            if rec.get("isCompactSummary") is True:
+                role, kind = "system", "compaction"
+            elif rec.get("isMeta") is True:
+                role, kind = "system", "context"
+            elif text is not None and text.startswith(INTERRUPTED):
+                role, kind = "user", "interrupt"
+            else:
+                role, kind = "user", "prompt"
+            self._step(n, rec, ts, sess, role, kind, text, i)
 
     def _place_sidechain(self, sess: _Session, prompt: str) -> None:
         # Inline sidechains sit between their Task call and its result; the call whose prompt
@@ -604,8 +675,17 @@ class _Parser:
             calls.append(row)
             events.extend(self._file_events(row))
         usage = [{**u, "session_id": ids[key], "source_path": self.path} for (key, _), u in self.usage.items()]
+        for key, u in self.usage.items():
+            self.steps.tokens(self.first_step.get(key), u)
+        steps, texts = self.steps.finish(ids, self.path)
         return Frames.from_rows(
-            sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.diags.rows
+            sessions=sessions,
+            calls=calls,
+            file_events=events,
+            usage=usage,
+            diagnostics=self.diags.rows,
+            steps=steps,
+            texts=texts,
         )
 
     def _session_id(self, key: str) -> str:
@@ -713,6 +793,10 @@ def _prompt_text(content: object) -> str | None:
         if texts and all(isinstance(t, str) for t in texts):
             return "\n".join(texts)
     return None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _block_text(block: dict) -> str:

@@ -7,7 +7,8 @@ The profiles are OCP's (``privacy.profile``):
   the only place OCP lets text go. What the inference passes need from a shell command was already
   drawn out as metadata (``ingest.shell_facts``), so the graph is the same under both profiles.
 - ``full``: shell commands and spawn descriptions are kept, with their secrets masked
-  (``ingest.secrets``).
+  (``ingest.secrets``), and the adapters fill the ``texts`` frame (step text, masked and cut to
+  ``--max-text-chars`` as it is read: ``ingest.steps``).
 
 ``apply`` is the one step between a parse and the store: every frame the store writes went
 through it.
@@ -41,6 +42,8 @@ def apply(frames: Frames, profile: str = DEFAULT) -> Frames:
     changed: dict[str, list[dict]] = {}
     for name, columns in TEXT_COLUMNS.items():
         changed[name] = [{**row, **{c: text(row.get(c), profile) for c in columns}} for row in frames.rows(name)]
+    if profile != "full" and frames.height("texts"):
+        changed["texts"] = []  # only a full parse fills it; never stored under another profile
     docs = frames.rows("documents")
     if docs:
         changed["documents"] = [{**d, "document": _document(d["document"], profile)} for d in docs]
@@ -63,6 +66,8 @@ def scrub_state(state, profile: str):
             for c in TEXT_COLUMNS["calls"]:
                 if c in out:
                     out[c] = text(out[c], profile)
+        if "cut_chars" in state and profile != "full":  # a texts row (ingest.steps)
+            out["text"] = None
         return out
     if type(state) is list:
         return [scrub_state(v, profile) for v in state]

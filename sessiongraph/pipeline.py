@@ -16,7 +16,7 @@ from typing import NamedTuple
 from sessiongraph import engines
 from sessiongraph.inference import infer
 from sessiongraph.ingest import privacy as profiles
-from sessiongraph.ingest import registry, resume
+from sessiongraph.ingest import registry, resume, steps
 from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
@@ -77,6 +77,7 @@ class Job(NamedTuple):
     mtime: int
     privacy: str = profiles.DEFAULT
     checkpoint: Checkpoint | None = None
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS
 
 
 class Parsed(NamedTuple):
@@ -85,11 +86,22 @@ class Parsed(NamedTuple):
     checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
 
 
-def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy: str = profiles.DEFAULT) -> Parsed:
+def parse_path(
+    item: str | Found,
+    checkpoint: Checkpoint | None = None,
+    privacy: str = profiles.DEFAULT,
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
+) -> Parsed:
     """The unit of work an engine runs: classify one listed file (reading its head), run it
     through its adapter (from ``checkpoint`` when the adapter reads grown files from where it
     stopped), read its shell commands into launches and file events while the text is at hand,
-    and keep what ``privacy`` lets the store keep. An adapter bug becomes a diagnostic."""
+    and keep what ``privacy`` lets the store keep (step text only under ``full``, each step's cut
+    to ``max_text_chars``). An adapter bug becomes a diagnostic."""
+    with steps.text_policy(privacy == "full", max_text_chars):
+        return _parse_path(item, checkpoint, privacy)
+
+
+def _parse_path(item: str | Found, checkpoint: Checkpoint | None, privacy: str) -> Parsed:
     found = item if isinstance(item, Found) else classify(item)
     diags = Diagnostics(found.path, found.harness)
     if found.harness is None:
@@ -115,7 +127,7 @@ def parse_path(item: str | Found, checkpoint: Checkpoint | None = None, privacy:
 
 
 def _parse_job(job: Job) -> tuple[Job, Parsed]:
-    return job, parse_path(job.item, job.checkpoint, job.privacy)
+    return job, parse_path(job.item, job.checkpoint, job.privacy, job.max_text_chars)
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -141,14 +153,15 @@ def ingest(
     engine: str = "local",
     ray_address: str | None = None,
     privacy: str = profiles.DEFAULT,
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
     Files unchanged since the last ingest (same size and mtime) are not opened; a grown
     transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
-    ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
-    another profile is read again.
+    ``full`` keeps shell commands and descriptions with secrets masked, and step text (``texts``)
+    cut to ``max_text_chars`` per step. A file stored under another profile is read again.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
@@ -177,7 +190,7 @@ def ingest(
             if known.get(path) == (size, mtime, privacy):
                 summary.files_unchanged += 1
                 continue
-            todo.append(Job(item, size, mtime, privacy))
+            todo.append(Job(item, size, mtime, privacy, max_text_chars=max_text_chars))
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
         grown = store.checkpoints(
             [
@@ -204,7 +217,8 @@ def ingest(
             progress(0, len(todo))
         # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
         parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for (_item, size, mtime, _privacy, _cp), (f, frames, checkpoint) in parsed:
+        for job, (f, frames, checkpoint) in parsed:
+            size, mtime = job.size, job.mtime
             done += 1
             if checkpoint is not None and checkpoint.resumed_from:
                 summary.files_resumed += 1

@@ -17,10 +17,10 @@ import polars as pl
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
-from sessiongraph.ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
@@ -348,9 +348,11 @@ class Store:
         return bool(rows) and rows[0][0] == "true"
 
     def load_frames(self) -> Frames:
-        """Every stored frame row, as the frames the passes take."""
+        """Every stored frame row the passes read, as the frames they take (no steps or texts)."""
         out = {}
         for name, schema in SCHEMAS.items():
+            if name in NOT_INFERRED:
+                continue
             table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}").to_arrow_table()
             out[name] = conform(pl.from_arrow(table), schema)
         return Frames(**out)

@@ -91,6 +91,7 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
                     "path": problem.path if problem else job.item,
                     "skip_reason": problem.skip_reason if problem else None,
                     "privacy": job.privacy,
+                    "max_text_chars": job.max_text_chars,
                 }
             )
         ds = ray.data.from_items(items).map_batches(
@@ -117,9 +118,11 @@ def parse_batch(batch: pa.Table) -> pa.Table:
 
     rows = batch.to_pylist()
     done = [
-        parse_path(Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"], privacy=r["privacy"])[
-            :2
-        ]
+        parse_path(
+            Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
+            privacy=r["privacy"],
+            max_text_chars=r["max_text_chars"],
+        )[:2]
         for r in rows
     ]
     parsed = [frames.tables() for _found, frames in done]
