@@ -101,7 +101,8 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
     fs, base = filesystem(out)
     summary = ParquetSummary(out=os.fspath(out), privacy=privacy)
     fs.create_dir(base, recursive=True)
-    for name, df in tables.items():
+    for name in TABLES:  # a table not built (trajectories under metadata_only) loses its old files
+        df = tables.get(name, pl.DataFrame())
         target = arrow_schema(name, privacy)
         existing = _files(fs, f"{base}/{name}")
         keep: set[str] = set()
