@@ -95,6 +95,9 @@ HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.patter
 MAX_OUTPUT_IDS = 20
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
 INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
+# User-role text the harness wrote, not the person: a background task's result, a local command's
+# output, a reminder. (A slash command the person typed, <command-name>, is their prompt.)
+HARNESS_TEXT = ("<task-notification>", "<local-command-stdout>", "<local-command-stderr>", "<system-reminder>")
 DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")  # "plain": every line through orjson
 
 
@@ -615,7 +618,7 @@ class _Parser:
         for i, text in texts:
             if rec.get("isCompactSummary") is True:
                 role, kind = "system", "compaction"
-            elif rec.get("isMeta") is True:
+            elif rec.get("isMeta") is True or (text is not None and text.startswith(HARNESS_TEXT)):
                 role, kind = "system", "context"
             elif text is not None and text.startswith(INTERRUPTED):
                 role, kind = "user", "interrupt"

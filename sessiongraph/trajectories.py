@@ -272,7 +272,7 @@ def export(
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
     summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed)
     summary.without_text = int(all_sessions) - with_text
-    rows = rows.with_columns(harness=pl.col("_harness"))
+    rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS), harness=pl.col("_harness"))
     keep = pl.lit(True)
     if since is not None:
         keep &= pl.col("ended_at").is_null() | (pl.col("ended_at") >= since)
