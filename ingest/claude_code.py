@@ -12,9 +12,11 @@ step that hashes them (``ingest.steps``) or a call of a kind that needs them rea
 A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
 type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
 which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
-are the same either way (tests/test_fast_decode.py) but for one case no Claude build writes: a
+are the same either way (tests/test_fast_decode.py) but for two cases no Claude build writes: a
 number beyond a double's range in a field the parser never reads makes orjson reject the line,
-while msgspec skips it unchecked.
+while msgspec skips it unchecked; and a tool input written with blanks or unicode escapes where
+compact JSON has none (a step's tool-call text is the input's logged bytes on the fast path, its
+compact JSON on the plain one).
 """
 
 from __future__ import annotations
@@ -188,6 +190,17 @@ class _Sidecar(TypedDict, total=False):  # toolUseResult
     file: msgspec.Raw
 
 
+class _Input(TypedDict, total=False):  # tool_use input: every key _tool_use reads, not the bodies
+    subagent_type: Any
+    description: Any
+    run_in_background: Any
+    prompt: Any
+    command: Any
+    file_path: Any
+    notebook_path: Any
+    path: Any
+
+
 class _Block(TypedDict, total=False):
     type: Any
     id: Any
@@ -232,6 +245,7 @@ class _Record(TypedDict, total=False):
 _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
+_INPUT = msgspec.json.Decoder(_Input)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
 _UTF8_SLICE = 1 << 16
 ORJSON_MAX_DEPTH = 1024
@@ -457,21 +471,21 @@ class _Parser:
         msg_id = as_str(msg.get("id")) or f"line:{n}"
         content = msg.get("content")
         if isinstance(content, str):
-            self._step(n, rec, ts, sess, "assistant", "text", content, 0, model=model, msg_id=msg_id)
-        for i, block in enumerate(self._content(n, msg)):
+            self._step(n, rec, ts, sess, "assistant", "text", content, model=model, msg_id=msg_id)
+        for block in self._content(n, msg):
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
             if btype == "tool_use":
                 call = self._tool_use(n, rec, ts, sess, block)
-                text = json_text(call.pop("_input"))
-                self._step(n, rec, ts, sess, "assistant", "tool_call", text, i, model=model, msg_id=msg_id, call=call)
+                text = call.pop("_text")
+                self._step(n, rec, ts, sess, "assistant", "tool_call", text, model=model, msg_id=msg_id, call=call)
             elif btype == "text":
                 text = _val(block.get("text"))
-                self._step(n, rec, ts, sess, "assistant", "text", _str(text), i, model=model, msg_id=msg_id)
+                self._step(n, rec, ts, sess, "assistant", "text", _str(text), model=model, msg_id=msg_id)
             elif btype in ("thinking", "redacted_thinking"):
                 text = _val(block.get("thinking"))
-                self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), i, model=model, msg_id=msg_id)
+                self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), model=model, msg_id=msg_id)
         usage = msg.get("usage")
         if usage is None:
             return
@@ -501,9 +515,9 @@ class _Parser:
             "line": n,
         }
 
-    def _step(self, n, rec, ts, sess, role, kind, text, i, *, model=None, msg_id=None, call=None, error=None):
-        """One step of this record (its ``i``-th content block); a record seen before (same
-        ``uuid``: a resumed transcript's copy) adds none."""
+    def _step(self, n, rec, ts, sess, role, kind, text, *, model=None, msg_id=None, call=None, error=None):
+        """One step of this record (one content block); a record seen before (same ``uuid``: a
+        resumed transcript's copy) adds none."""
         uuid = as_str(rec.get("uuid"))
         idx = self.steps.add(
             sess.key,
@@ -519,7 +533,6 @@ class _Parser:
             request_id=as_str(rec.get("requestId")) if role == "assistant" else None,
             node=uuid,
             parent=as_str(rec.get("parentUuid")),
-            key=(uuid, i) if uuid else None,
         )
         if msg_id is not None and idx is not None:
             self.first_step.setdefault((sess.key, msg_id), idx)
@@ -527,8 +540,11 @@ class _Parser:
     def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> dict:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        inp = _val(block.get("input"))  # whole: the step hashes it
-        full = inp
+        raw = block.get("input")
+        inp = _val(raw, _INPUT)
+        # The step's text is the input as JSON: its logged bytes as they are (Claude Code writes
+        # compact JSON, as orjson does), so its bodies (Write, Edit) are never decoded here.
+        text = str(memoryview(raw), "utf-8") if type(raw) is msgspec.Raw and type(inp) is dict else json_text(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
@@ -569,7 +585,7 @@ class _Parser:
             row["paths"] = _paths(inp.get("path"), cwd)
         self.calls[call_id] = row
         self.call_session[call_id] = sess.key
-        return {"call_id": call_id, "tool": tool, "_input": full}
+        return {"call_id": call_id, "tool": tool, "_text": text}
 
     def _user(self, n: int, rec: dict, ts, sess: _Session) -> None:
         msg = self._message(n, rec)
@@ -586,18 +602,14 @@ class _Parser:
                 if cited and cited.group(1) != self.native:
                     self.continued_from = self.continued_from or cited.group(1)
         self._user_steps(n, rec, ts, sess, content)
-        results = [
-            (i, b)
-            for i, b in enumerate(self._content(n, msg))
-            if isinstance(b, dict) and b.get("type") == "tool_result"
-        ]
+        results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
         sidecar = rec.get("toolUseResult") if len(results) == 1 else None
-        for i, block in results:
+        for block in results:
             call_id = as_str(block.get("tool_use_id"))
             call = self.calls.get(call_id or "")
             step_call = {"call_id": call_id, "tool": call["tool"] if call else None}
             error = block.get("is_error") is True
-            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), i, call=step_call, error=error)
+            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), call=step_call, error=error)
             if call is None:
                 self.diags.add("unmatched_result", n, "tool_result names no call of this file")
                 continue
@@ -606,16 +618,12 @@ class _Parser:
     def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
         """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""
         if isinstance(content, str):
-            texts = [(0, content)]
+            texts = [content]
         elif isinstance(content, list):
-            texts = [
-                (i, _str(_val(b.get("text"))))
-                for i, b in enumerate(content)
-                if isinstance(b, dict) and b.get("type") == "text"
-            ]
+            texts = [_str(_val(b.get("text"))) for b in content if isinstance(b, dict) and b.get("type") == "text"]
         else:
             return
-        for i, text in texts:
+        for text in texts:
             if rec.get("isCompactSummary") is True:
                 role, kind = "system", "compaction"
             elif rec.get("isMeta") is True or (text is not None and text.startswith(HARNESS_TEXT)):
@@ -624,7 +632,7 @@ class _Parser:
                 role, kind = "user", "interrupt"
             else:
                 role, kind = "user", "prompt"
-            self._step(n, rec, ts, sess, role, kind, text, i)
+            self._step(n, rec, ts, sess, role, kind, text)
 
     def _place_sidechain(self, sess: _Session, prompt: str) -> None:
         # Inline sidechains sit between their Task call and its result; the call whose prompt
@@ -803,7 +811,9 @@ def _str(value: object) -> str | None:
 
 
 def _block_text(block: dict) -> str:
-    content = _val(block.get("content"))
+    content = block.get("content")
+    if type(content) is msgspec.Raw:  # decoded once: the step and the call's result both read it
+        content = block["content"] = _val(content)
     if isinstance(content, str):
         return content
     if isinstance(content, list):

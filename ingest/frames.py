@@ -370,7 +370,7 @@ class Frames:
         _check_names(rows)
         for name, table in rows.items():
             # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
-            extra = {k for row in table for k in row} - SCHEMAS[name].keys()
+            extra = set().union(*table) - SCHEMAS[name].keys() if table else set()
             if extra:
                 raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
         out = cls.__new__(cls)

@@ -23,6 +23,7 @@ import orjson
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.secrets import mask
+from sessiongraph.ingest.steps import STATE_MARK
 
 Profile = Literal["metadata_only", "full"]
 PROFILES: tuple[str, ...] = ("metadata_only", "full")
@@ -60,6 +61,8 @@ def text(value: str | None, profile: str) -> str | None:
 def scrub_state(state, profile: str):
     """A parser state (``ingest.resume``) as ``profile`` lets a checkpoint keep it: the call rows
     in it (dicts with a ``call_id``) lose or mask their text columns."""
+    if type(state) is dict and STATE_MARK in state:  # a StepLog: its rows hold no text, its texts do
+        return {**state, "texts": scrub_state(state["texts"], profile)}
     if type(state) is dict:  # exactly: a Counter of model names stays a Counter
         out = {k: scrub_state(v, profile) for k, v in state.items()}
         if "call_id" in state:

@@ -52,6 +52,7 @@ TOKEN_COLUMNS: tuple[str, ...] = (
     "reasoning_tokens",
 )
 DEFAULT_MAX_TEXT_CHARS = 20_000
+STATE_MARK = "__steps__"
 
 # What the parse in this process keeps: set by the pipeline around each parse (text_policy).
 _keep_text = False
@@ -75,11 +76,12 @@ def sha256(text: str) -> str:
 
 
 def json_text(value: object) -> str | None:
-    """A tool input as JSON text: a string as it was logged, anything else as sorted JSON."""
+    """A tool input as JSON text: a string as it was logged, anything else as compact JSON (keys
+    in the logged order)."""
     if value is None or isinstance(value, str):
         return value
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         return None
 
@@ -91,7 +93,7 @@ class StepLog:
     session key until :meth:`finish`; they are plain data, so a parser keeps its StepLog in its
     checkpoint state (``state``/``restore``)."""
 
-    __slots__ = ("rows", "texts", "keep", "cap", "next_seq", "nodes", "seen", "copying", "copied", "_last")
+    __slots__ = ("rows", "texts", "keep", "cap", "next_seq", "nodes", "copying", "copied", "_last")
 
     def __init__(self) -> None:
         self.rows: list[dict] = []
@@ -100,7 +102,6 @@ class StepLog:
         self.cap = _max_chars
         self.next_seq: dict[object, int] = {}
         self.nodes: dict[str, int | None] = {}  # tree node id -> seq of its last step
-        self.seen: set = set()  # de-duplication keys
         self.copying = False
         self.copied = 0
         self._last: tuple | None = None  # (session, node, seq) of the last step
@@ -122,17 +123,16 @@ class StepLog:
         attempt: int | None = None,
         node: str | None = None,
         parent: str | None = None,
-        key: object = None,
     ) -> int | None:
-        """Record one step; returns its index in ``rows`` (None when it is copied history or a
-        duplicate: ``key`` already seen). ``node``/``parent``: the record's tree ids."""
+        """Record one step; returns its index in ``rows`` (None when it is copied history, or a
+        tree record seen before: a resumed transcript's copy). ``node``/``parent``: the record's
+        tree ids; the steps of one record are added one after the other."""
         if self.copying:
             self.copied += 1
             return None
-        if key is not None:
-            if key in self.seen:
-                return None
-            self.seen.add(key)
+        last = self._last
+        if node is not None and node in self.nodes and (last is None or last[1] != node):
+            return None
         seq = self.next_seq.get(session, 0)
         self.next_seq[session] = seq + 1
         row = {"session_id": session, "seq": seq, "ts": ts, "role": role, "kind": kind, "line": line}
@@ -149,7 +149,6 @@ class StepLog:
         if request_id is not None:
             row["request_id"] = request_id
         if node is not None:
-            last = self._last
             # Several steps of one record follow each other; the first follows its parent record.
             if last is not None and last[0] == session and last[1] == node:
                 row["parent_seq"] = last[2]
@@ -193,14 +192,18 @@ class StepLog:
         """(steps rows, texts rows) with final session ids: ``ids`` maps the adapter's session keys
         (a dict, or one id for every key)."""
         get = ids.get if isinstance(ids, dict) else (lambda _k: ids)
-        steps = [{**r, "session_id": get(r["session_id"]), "source_path": source_path} for r in self.rows]
-        texts = [{**t, "session_id": get(t["session_id"]), "source_path": source_path} for t in self.texts]
-        return steps, texts
+        # In place: called once, after the last record (a checkpoint state was copied before).
+        for r in self.rows:
+            r["session_id"], r["source_path"] = get(r["session_id"]), source_path
+        for t in self.texts:
+            t["session_id"], t["source_path"] = get(t["session_id"]), source_path
+        return self.rows, self.texts
 
     # -- checkpoint state (ingest.resume) ---------------------------------------------------------
 
     def state(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
+        # Marked so that ingest.privacy.scrub_state need not walk every row (only texts hold text).
+        return {STATE_MARK: True, **{k: getattr(self, k) for k in self.__slots__}}
 
     @classmethod
     def restore(cls, state: dict) -> StepLog:
