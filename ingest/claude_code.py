@@ -34,7 +34,7 @@ import msgspec
 import orjson
 
 from sessiongraph.ingest import resume
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
@@ -498,6 +498,9 @@ class _Parser:
         one_hour = as_int(cache.get("ephemeral_1h_input_tokens"))
         # Builds before the split report only the total: it was all 5-minute cache then.
         five_min = as_int(cache.get("ephemeral_5m_input_tokens")) if cache else created - one_hour
+        five_min, one_hour, repaired = split_cache_writes(created, five_min, one_hour, "5m")
+        if repaired:
+            self.diags.add("cache_split_repaired", n, f"cache_creation_input_tokens {created} kept; split re-made")
         details = usage.get("output_tokens_details")
         # One response is logged once per content block with the same usage: the last wins.
         self.usage[(sess.key, msg_id)] = {

@@ -427,3 +427,20 @@ def _check_names(tables: dict) -> None:
 def _build(rows: list[dict], schema: pl.Schema) -> pl.DataFrame:
     # Column lists build faster than a list of dicts, and keep the declared types exactly.
     return pl.DataFrame({col: [row.get(col) for row in rows] for col in schema}, schema=schema)
+
+
+def split_cache_writes(total: int, five_min: int, one_hour: int, default: str = "5m") -> tuple[int, int, bool]:
+    """The (5m, 1h) cache-write buckets of a response whose log gives a ``total`` and a split.
+
+    The buckets must add up to ``cache_creation_tokens`` (OCP rejects a cost whose buckets do not,
+    E170). When a logged split does not (a log saying 0 and 0 beside a non-zero total), the total
+    wins: the other bucket keeps what it says, up to the total, and the rest goes to the harness's
+    default lifetime (``default``, 5 minutes for Claude Code). The flag says a repair was needed.
+    """
+    if five_min + one_hour == total:
+        return five_min, one_hour, False
+    if default == "5m":
+        one_hour = min(one_hour, total)
+        return total - one_hour, one_hour, True
+    five_min = min(five_min, total)
+    return five_min, total - five_min, True

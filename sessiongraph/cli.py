@@ -221,7 +221,11 @@ def runs(db, as_json):
 @DB_OPTION
 @click.option("--format", "fmt", type=click.Choice(["tree", "dot", "html"]), default="tree", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
-@click.option("--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV (html dollars).")
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
+)
 @_errors
 def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
@@ -242,7 +246,9 @@ def show(run, db, fmt, out, prices):
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
 )
 @_errors
 def report(db, since, fmt, out, prices):
@@ -274,7 +280,9 @@ def export():
     help="metadata_only writes no prompt, completion, tool or file text.",
 )
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
 )
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
@@ -306,7 +314,9 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
     help="metadata_only writes no log text (no shell commands or subagent descriptions).",
 )
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
 )
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")

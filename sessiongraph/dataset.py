@@ -20,7 +20,7 @@ from sessiongraph.inference.edges import stable_id
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
@@ -193,6 +193,7 @@ USAGE = pl.Schema(
         "request_id": pl.String,
         **_TOKEN_COLS,
         "usd": pl.Float64,
+        "price_source": pl.String,
         "source_path": pl.String,
         "line": pl.Int64,
     }
@@ -408,13 +409,6 @@ SELECT s.* EXCLUDE (ingest_id, harness), s.harness AS _harness, m.run_id,
 FROM sessions s LEFT JOIN run_sessions m USING (session_id)
 """
 
-# Token sums per attempt and model: dollars are priced per model, then summed (as in OCP).
-_ATTEMPT_USAGE = """
-SELECT session_id, source_path, coalesce(attempt, 1) AS file_attempt, model, count(*) AS requests,
-       {sums}
-FROM usage_dedup GROUP BY ALL
-"""
-
 _EDGES = """
 SELECT e.* EXCLUDE (run_id), e.run_id, ms.run_id AS src_run_id, md.run_id AS dst_run_id, o.harness AS _harness
        {text}
@@ -440,10 +434,11 @@ LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP 
 """
 
 _USAGE = """
-SELECT u.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness
+SELECT u.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness, coalesce(u.ts, o.started_at) AS _price_ts
 FROM usage_dedup u
 LEFT JOIN run_sessions m USING (session_id)
-LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
+           FROM sessions GROUP BY session_id) o USING (session_id)
 """
 
 _OUTCOMES = """
@@ -475,25 +470,24 @@ FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' A
 """
 
 
-def session_tables(store: Store, prices: PriceTable) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(sessions, attempts) with their run membership, tokens and dollars, not yet partitioned."""
-    sums = ", ".join(f"sum({t})::BIGINT AS {t}" for t in TOKENS)
-    attempt_usage = _priced(store.query(_ATTEMPT_USAGE.format(sums=sums)), prices)
+def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(sessions, attempts, usage) with their run membership, tokens and dollars, not yet partitioned."""
+    # Each request priced on its own (its date, its long-context tier), then summed per attempt.
+    usage = prices.price(store.query(_USAGE), ts="_price_ts", harness="_harness").drop("_price_ts", "priced_as")
+    attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
     sessions = _sessions(
         store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
     )
-    return sessions, attempts
+    return sessions, attempts, usage
 
 
-def build(store: Store, *, privacy: str = "metadata_only", prices: PriceTable | None = None) -> dict[str, pl.DataFrame]:
+def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
     (``trajectories`` only under ``full``)."""
     from sessiongraph import trajectories
 
-    prices = prices or PriceTable.load()
-    usage = _priced(store.query(_USAGE), prices)
-    sessions, attempts = session_tables(store, prices)
+    sessions, attempts, usage = session_tables(store, prices or Prices.load())
     edges = store.query(
         _EDGES.format(
             text=", c.command, c.description" if privacy == "full" else "",
@@ -545,34 +539,9 @@ def _part(df: pl.DataFrame, ts: str, *order: str) -> pl.DataFrame:
     ).sort(*order, nulls_last=True, maintain_order=True)
 
 
-def _priced(df: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
-    """Add ``usd`` (the PriceTable's list price of each row's tokens; null for an unknown model)."""
-    models = df["model"].unique().to_list() if df.height else []
-    rates = {
-        "input_tokens": "input",
-        "output_tokens": "output",
-        "cache_read_tokens": "cache_read",
-        "cache_creation_5m_tokens": "cache_write_5m",
-        "cache_creation_1h_tokens": "cache_write_1h",
-    }
-    table = pl.DataFrame(
-        [
-            {"model": m, **{f"_r_{k}": getattr(p, v) if (p := prices.lookup(m)) else None for k, v in rates.items()}}
-            for m in models
-        ],
-        schema={"model": pl.String, **{f"_r_{k}": pl.Float64 for k in rates}},
-    )
-    cost = pl.sum_horizontal([pl.col(k).fill_null(0) * pl.col(f"_r_{k}") for k in rates])
-    return (
-        df.join(table, on="model", how="left", nulls_equal=True)
-        .with_columns(usd=pl.when(pl.col("_r_input_tokens").is_not_null()).then((cost / 1_000_000).round(6)))
-        .drop([f"_r_{k}" for k in rates])
-    )
-
-
 def _usd_sum() -> pl.Expr:
     """Sum of dollars; null as soon as one part is unpriced (never a misleading partial sum)."""
-    return pl.when(pl.col("usd").is_null().any()).then(None).otherwise(pl.col("usd").sum().round(6))
+    return pl.when(pl.col("usd").is_null().any()).then(None).otherwise(usd_exact_sum().round(6))
 
 
 def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
@@ -647,7 +616,7 @@ def _run_features(
     spent = usage.filter(pl.col("run_id").is_not_null())
     money = spent.group_by("run_id").agg(
         usd=_usd_sum(),
-        usd_priced=pl.col("usd").sum().round(6),
+        usd_priced=usd_exact_sum().round(6),
         unpriced_requests=pl.col("usd").is_null().sum().cast(pl.Int64),
     )
     top = (

@@ -16,7 +16,7 @@ from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp_bundle import bundles, chosen_runs
 from sessiongraph.ocp_writer import _hash, document
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 PRIVACY = ("metadata_only", "full")
@@ -28,7 +28,8 @@ class ExportSummary:
     out: str
     documents: int = 0
     files: list[str] = field(default_factory=list)
-    unpriced_models: dict[str, int] = field(default_factory=dict)
+    unpriced_models: dict[str, int] = field(default_factory=dict)  # model -> attempts left without usd
+    priced_by: dict[str, int] = field(default_factory=dict)  # price source -> attempts it priced
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -54,22 +55,25 @@ def export_ocp(
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
     if privacy not in PRIVACY:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
-    table = PriceTable.load(prices)
+    table = Prices.load(prices)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExportSummary(out=str(out_dir))
     unpriced: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
     with Store(db, read_only=True) as store:
         chosen = chosen_runs(store, list(runs), since)
         inferred = chosen.filter(pl.col("producer").is_null())
-        for bundle in bundles(store, inferred):
-            doc, missing = document(bundle, privacy=privacy, prices=table)
+        for bundle in bundles(store, inferred, table):
+            doc, missing = document(bundle, privacy=privacy)
             unpriced.update(missing)
+            sources.update(s for b in bundle.usage["sources"] for s in b)
             summary.files.append(_write(out_dir, bundle.run["run_id"], doc))
         for run_id, doc in stated_documents(store, chosen.filter(pl.col("producer").is_not_null())):
             summary.files.append(_write(out_dir, run_id, restrict(doc, privacy)))
     summary.documents = len(summary.files)
     summary.unpriced_models = dict(sorted(unpriced.items()))
+    summary.priced_by = dict(sorted(sources.items()))
     return summary
 
 

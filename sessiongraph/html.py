@@ -21,7 +21,7 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import FREE, Prices, usd_sum
 from sessiongraph.show import RunGraph, run_graph
 from sessiongraph.store import Store
 
@@ -111,49 +111,49 @@ def ms(value: datetime | None) -> float | None:
 
 # -- costs, shared with the report -----------------------------------------------------------------
 
-USAGE_SQL = """
-SELECT m.run_id, u.session_id, s.harness, u.model,
-       CAST(timezone('UTC', coalesce(u.ts, s.started_at)) AS DATE) AS day,
-       count(*) AS requests,
-       sum(u.input_tokens)::BIGINT AS input_tokens, sum(u.output_tokens)::BIGINT AS output_tokens,
-       sum(u.cache_read_tokens)::BIGINT AS cache_read_tokens,
-       sum(u.cache_creation_tokens)::BIGINT AS cache_creation_tokens,
-       sum(u.cache_creation_5m_tokens)::BIGINT AS cache_creation_5m_tokens,
-       sum(u.cache_creation_1h_tokens)::BIGINT AS cache_creation_1h_tokens,
-       sum(u.reasoning_tokens)::BIGINT AS reasoning_tokens
+REQUESTS_SQL = """
+SELECT m.run_id, u.session_id, s.harness, u.model, coalesce(u.ts, s.started_at) AS ts,
+       u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_creation_tokens,
+       u.cache_creation_5m_tokens, u.cache_creation_1h_tokens, u.reasoning_tokens
 FROM usage_dedup u
 JOIN run_sessions m USING (session_id)
 JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
       FROM sessions GROUP BY session_id) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM sg_chosen_runs)
-GROUP BY ALL
-ORDER BY ALL
 """
+SUMS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cache_creation_5m_tokens",
+    "cache_creation_1h_tokens",
+    "reasoning_tokens",
+)
 
 
-def priced_usage(store: Store, run_ids: list[str], prices: PriceTable) -> pl.DataFrame:
-    """Token sums per run, session, model and UTC day, with ``usd``: null when the model has no
-    price and the tokens are not all zero (zero tokens cost nothing at any price)."""
+def priced_usage(store: Store, run_ids: list[str], prices: Prices) -> pl.DataFrame:
+    """Token sums per run, session, model and UTC day, each request priced at its date, with ``usd``
+    (null when the model has no price), ``price_source`` and ``priced_as``."""
     store.con.register("sg_chosen_runs", pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String}).to_arrow())
     try:
-        rows = store.query(USAGE_SQL)
+        rows = store.query(REQUESTS_SQL)
     finally:
         store.con.unregister("sg_chosen_runs")
-    tokens = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
-    usd = [
-        0.0
-        if not any(r[k] for k in tokens)
-        else prices.usd(
-            r["model"],
-            input_tokens=r["input_tokens"] or 0,
-            output_tokens=r["output_tokens"] or 0,
-            cache_read_tokens=r["cache_read_tokens"] or 0,
-            cache_creation_5m_tokens=r["cache_creation_5m_tokens"] or 0,
-            cache_creation_1h_tokens=r["cache_creation_1h_tokens"] or 0,
+    paid = pl.col("price_source") != FREE
+    return (
+        prices.price(rows)
+        .with_columns(day=pl.col("ts").dt.convert_time_zone("UTC").dt.date())
+        .group_by("run_id", "session_id", "harness", "model", "day")
+        .agg(
+            pl.len().alias("requests"),
+            *[pl.col(t).sum().cast(pl.Int64) for t in SUMS],
+            usd=usd_sum(),
+            price_source=pl.coalesce(pl.col("price_source").filter(paid).first(), pl.col("price_source").first()),
+            priced_as=pl.col("priced_as").drop_nulls().first(),
         )
-        for r in rows.iter_rows(named=True)
-    ]
-    return rows.with_columns(pl.Series("usd", usd, dtype=pl.Float64))
+        .sort("run_id", "session_id", "harness", "model", "day", nulls_last=True)
+    )
 
 
 def usd_total(col: str = "usd") -> pl.Expr:
@@ -205,7 +205,7 @@ def lane_order(members: pl.DataFrame) -> list[str]:
     return ids + [s for s in members["session_id"] if s not in seen]
 
 
-def run_data(store: Store, graph: RunGraph, prices: PriceTable) -> dict:
+def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
     """Everything the page draws, as plain JSON-able values (times in ms since the epoch, UTC)."""
     run = graph.run
     usage = priced_usage(store, [run["run_id"]], prices)
@@ -390,7 +390,7 @@ def legend(data: dict) -> str:
     return "\n".join(items)
 
 
-def run_page(store: Store, ref: str, *, prices: PriceTable | None = None) -> str:
+def run_page(store: Store, ref: str, *, prices: Prices | None = None) -> str:
     """The page of the run ``ref`` names (a run id, a member session id, or a unique prefix)."""
     graph = run_graph(store, ref)
-    return render_run(run_data(store, graph, prices or PriceTable.load()))
+    return render_run(run_data(store, graph, prices or Prices.load()))

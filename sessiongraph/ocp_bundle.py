@@ -12,6 +12,7 @@ from datetime import datetime
 
 import polars as pl
 
+from sessiongraph.pricing import Prices, usd_sum
 from sessiongraph.store import Store
 
 
@@ -20,7 +21,7 @@ class RunBundle:
     run: dict
     members: pl.DataFrame  # one row per session: run_sessions + session facts + role/phase
     attempts: pl.DataFrame  # one row per (session, source file, attempt in the file): each try at a node
-    usage: pl.DataFrame  # token sums per (session, source file, model)
+    usage: pl.DataFrame  # token sums and dollars per (session, source file, attempt, model)
     edges: pl.DataFrame  # edges with both ends in this run
     versions: pl.DataFrame  # artifact versions written in this run (consumers may lie outside it)
     writes: pl.DataFrame  # (session_id, path) of every write in the run, for task features
@@ -63,20 +64,44 @@ WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path, attempt
 """
 
+# One row per request: priced one by one (at its date, its own long-context tier), then summed.
 _USAGE = """
-SELECT m.run_id, u.session_id, u.source_path, coalesce(u.attempt, 1) AS attempt, u.model,
-       count(*) AS requests,
-       sum(u.input_tokens)::BIGINT AS input_tokens, sum(u.output_tokens)::BIGINT AS output_tokens,
-       sum(u.cache_read_tokens)::BIGINT AS cache_read_tokens,
-       sum(u.cache_creation_tokens)::BIGINT AS cache_creation_tokens,
-       sum(u.cache_creation_5m_tokens)::BIGINT AS cache_creation_5m_tokens,
-       sum(u.cache_creation_1h_tokens)::BIGINT AS cache_creation_1h_tokens,
-       sum(u.reasoning_tokens)::BIGINT AS reasoning_tokens
+SELECT m.run_id, u.session_id, u.source_path, coalesce(u.attempt, 1) AS attempt, u.model, s.harness,
+       coalesce(u.ts, s.started_at) AS ts,
+       u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_creation_tokens,
+       u.cache_creation_5m_tokens, u.cache_creation_1h_tokens, u.reasoning_tokens
 FROM usage_dedup u JOIN run_sessions m USING (session_id)
+JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
+      FROM sessions GROUP BY session_id) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
-GROUP BY ALL
-ORDER BY ALL
 """
+_SUMS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cache_creation_5m_tokens",
+    "cache_creation_1h_tokens",
+    "reasoning_tokens",
+)
+
+
+def _usage(requests: pl.DataFrame, prices: Prices) -> pl.DataFrame:
+    """Token sums and dollars per (run, session, file, attempt, model); ``usd`` null when a request
+    has no price, ``sources`` the price sources used, ``day`` the last request's UTC date."""
+    priced = prices.price(requests)
+    return (
+        priced.group_by("run_id", "session_id", "source_path", "attempt", "model")
+        .agg(
+            pl.len().alias("requests"),
+            *[pl.col(t).sum().cast(pl.Int64) for t in _SUMS],
+            usd=usd_sum(),
+            sources=pl.col("price_source").drop_nulls().unique().sort(),
+            day=pl.col("ts").max().dt.convert_time_zone("UTC").dt.date(),
+        )
+        .sort("run_id", "session_id", "source_path", "attempt", "model", nulls_last=True)
+    )
+
 
 # The call's command and description ride along for the ``full`` profile only.
 _EDGES = """
@@ -128,11 +153,11 @@ def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.Dat
     return table
 
 
-def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
+def bundles(store: Store, chosen: pl.DataFrame, prices: Prices) -> Iterator[RunBundle]:
     store.con.register("chosen", chosen.select("run_id").to_arrow())
     try:
         parts = {
-            name: _split(store.query(sql))
+            name: _split(_usage(store.query(sql), prices) if name == "usage" else store.query(sql))
             for name, sql in (
                 ("members", _MEMBERS),
                 ("attempts", _ATTEMPTS),

@@ -30,7 +30,7 @@ from sessiongraph import __version__, ocp_outcome
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import FREE
 
 EXT = "dev.sessiongraph"
 MAX_ID = 190  # OCP ids are 1-200 chars; attempt ids add "#n"
@@ -165,10 +165,9 @@ class _Doc:
     with :func:`attempt_until` or :func:`attempt_from`.
     """
 
-    def __init__(self, b: RunBundle, privacy: str, prices: PriceTable):
-        self.b, self.privacy, self.prices = b, privacy, prices
+    def __init__(self, b: RunBundle, privacy: str):
+        self.b, self.privacy = b, privacy
         self.unpriced: Counter[str] = Counter()
-        self.tariff_dates: set[str] = set()
         self.attempts_of: dict[str, list[dict]] = {}
         self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
         # (session, file, attempt in the file) -> OCP attempt id, for outcome rows
@@ -376,27 +375,18 @@ class _Doc:
             "requests": tot["requests"],
             "basis": "measured",
         }
-        usd, dates = 0.0, set()
-        for r in rows:
-            price = self.prices.lookup(r["model"])
-            if price is None:  # counted once per attempt and model
-                self.unpriced[r["model"] or "(none)"] += 1
-                usd = None
-            if usd is None:
-                continue
-            usd += self.prices.usd(
-                r["model"],
-                input_tokens=r["input_tokens"],
-                output_tokens=r["output_tokens"],
-                cache_read_tokens=r["cache_read_tokens"],
-                cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
-                cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
-            )
-            dates.add(price.as_of)
-        if usd is not None:  # an unknown model leaves usd out rather than claiming 0
-            cost["usd"] = round(usd, 6)
-            cost["tariff"] = {"id": "sessiongraph-prices", "date": max(dates), "source": "sessiongraph price table"}
-            self.tariff_dates |= dates
+        # Dollars were worked out per request when the bundle was read (pricing.Prices.price).
+        if any(r["usd"] is None for r in rows):  # an unknown model leaves usd out rather than claiming 0
+            for r in rows:
+                if r["usd"] is None:  # counted once per attempt and model
+                    self.unpriced[r["model"] or "(none)"] += 1
+        elif rows:
+            cost["usd"] = round(sum(r["usd"] for r in rows), 6)
+            sources = sorted({s for r in rows for s in r["sources"]} - {FREE}) or [FREE]
+            days = [r["day"] for r in rows if r["day"] is not None]
+            cost["tariff"] = {"id": "+".join(sources), "source": "list prices at each request's date"}
+            if days:  # the latest request's date: the newest prices used
+                cost["tariff"]["date"] = max(days).isoformat()
         return cost
 
     def _edges(self) -> tuple[list[dict], list[dict]]:
@@ -532,7 +522,7 @@ def capabilities(doc: dict) -> dict:
     }
 
 
-def document(bundle: RunBundle, *, privacy: str = "metadata_only", prices: PriceTable) -> tuple[dict, Counter]:
+def document(bundle: RunBundle, *, privacy: str = "metadata_only") -> tuple[dict, Counter]:
     """The OCP document of one run, and the models it could not price."""
-    d = _Doc(bundle, privacy, prices)
+    d = _Doc(bundle, privacy)
     return d.build(), d.unpriced

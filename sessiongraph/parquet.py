@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from sessiongraph import __version__, dataset
 from sessiongraph.dataset import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 KEY_VERSION = b"sessiongraph.schema_version"
@@ -78,7 +78,7 @@ def export_parquet(
     """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
     if privacy not in PRIVACY:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
-    table = PriceTable.load(prices)
+    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
         tables = dataset.build(store, privacy=privacy, prices=table)
     summary = write(tables, out, privacy=privacy)

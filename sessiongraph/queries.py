@@ -50,9 +50,9 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
 def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
     from sessiongraph import html
-    from sessiongraph.pricing import PriceTable
+    from sessiongraph.pricing import Prices
 
-    table = PriceTable.load(prices)
+    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
         return html.run_page(store, run, prices=table)
 
@@ -61,10 +61,10 @@ def report(*, since=None, fmt: str = "text", db: str | None = None, prices: str 
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
     from sessiongraph import report as history
     from sessiongraph.errors import SessiongraphError
-    from sessiongraph.pricing import PriceTable
+    from sessiongraph.pricing import Prices
 
     if fmt not in ("text", "html"):
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")
-    table = PriceTable.load(prices)
+    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
         return history.report(store, since=since, fmt=fmt, prices=table)

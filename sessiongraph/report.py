@@ -3,8 +3,9 @@ launches, the tier mix of every edge and the diagnostics counts; as text or one 
 
 ``since`` keeps the runs active on or after it (as ``export ocp --since``); everything else is
 counted over those runs' sessions. Without it, diagnostics of files that yielded no session count
-too. Dollars come from the price table; tokens of a model it has no price for are shown as unpriced
-("n/a"), never as $0.
+too. Dollars come from ``sessiongraph.pricing`` (the genai-prices package, or a ``--prices`` file),
+each request at its date; tokens of a model without a price are shown as unpriced ("n/a"), never
+as $0, and the "Prices" section says which source priced which model.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import polars as pl
 
 from sessiongraph.html import asset, esc, harness_classes, page, priced_usage
 from sessiongraph.output import table
-from sessiongraph.pricing import PriceTable, normalise_model
+from sessiongraph.pricing import Prices, normalise_model, usd_sum
 from sessiongraph.store import Store
 
 TOP_RUNS = 10
@@ -62,6 +63,7 @@ class Report:
     runs: pl.DataFrame  # one row per run, with usd (priced part) and unpriced_tokens
     per_day: pl.DataFrame  # day, runs, sessions, usd, unpriced_tokens
     cost: pl.DataFrame  # day, harness, model, tokens, usd (null: no price)
+    sources: pl.DataFrame  # source, model, priced_as, requests, tokens, usd: which source priced what
     spawned: pl.DataFrame  # harness, sessions, subagents, launched
     tiers: pl.DataFrame  # kind, tier, edges
     diagnostics: pl.DataFrame  # source, code, count
@@ -82,12 +84,12 @@ def _unknown_usd() -> pl.Expr:
     )
 
 
-def build(store: Store, *, since: datetime | None = None, prices: PriceTable | None = None) -> Report:
-    prices = prices or PriceTable.load()
+def build(store: Store, *, since: datetime | None = None, prices: Prices | None = None) -> Report:
+    prices = prices or Prices.load()
     runs = store.query(_RUNS_SQL, [since])
     usage = priced_usage(store, runs["run_id"].to_list(), prices).with_columns(
         tokens=TOKENS,
-        model=pl.col("model").map_elements(lambda m: normalise_model(m) or "(none)", return_dtype=pl.String),
+        model=pl.col("model").map_elements(lambda m: normalise_model(m) or m or "(none)", return_dtype=pl.String),
     )
     priced = pl.col("usd").is_not_null()
     per_run = usage.group_by("run_id").agg(
@@ -102,6 +104,17 @@ def build(store: Store, *, since: datetime | None = None, prices: PriceTable | N
         usage.group_by("day", "harness", "model")
         .agg(pl.col("tokens").sum(), pl.when(priced.all()).then(pl.col("usd").sum()).alias("usd"))
         .sort("day", "harness", "model", nulls_last=True)
+    )
+    sources = (
+        usage.with_columns(source=pl.col("price_source").fill_null("(no price)"))
+        .group_by("source", "model")
+        .agg(
+            pl.col("priced_as").drop_nulls().unique().sort().str.join(" "),
+            pl.col("requests").sum(),
+            pl.col("tokens").sum(),
+            usd_sum(),
+        )
+        .sort("source", "model")
     )
     by_day = cost.group_by("day").agg(
         usd=pl.col("usd").sum(), unpriced_tokens=pl.col("tokens").filter(pl.col("usd").is_null()).sum()
@@ -132,7 +145,7 @@ def build(store: Store, *, since: datetime | None = None, prices: PriceTable | N
         )
         .sort("harness")
     )
-    return Report(since, runs, per_day, cost, spawned, tiers, diagnostics)
+    return Report(since, runs, per_day, cost, sources, spawned, tiers, diagnostics)
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -179,6 +192,7 @@ def text(r: Report) -> str:
     sections = [
         ("Runs and dollars per day (UTC)", days),
         ("Dollars per day by harness and model", r.cost.with_columns(USD_TEXT)),
+        ("Prices: which source priced which model", r.sources.with_columns(USD_TEXT)),
         (f"Most expensive runs (top {TOP_RUNS})", _runs_out(r.top_runs)),
         ("Subagents and launched sessions by harness", r.spawned),
         ("Edges by kind and tier", r.tiers),
@@ -238,6 +252,7 @@ def html(r: Report) -> str:
 <h2>Runs per day <span class="n">UTC</span></h2>{runs_chart}
 <h2>Dollars per day by harness and model</h2>{usd_chart}<ul class="series">{legend}</ul>
 {_unpriced_note(unpriced)}
+<h2>Prices: which source priced which model</h2>{html_table(r.sources.with_columns(USD_TEXT), "sources")}
 <h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs")}
 <p class="hint">Open one with <code>sessiongraph show RUN --format html --out run.html</code>.</p>
 <h2>Subagents and launched sessions</h2>{html_table(r.spawned, "spawned")}
@@ -245,7 +260,7 @@ def html(r: Report) -> str:
 <h2>Diagnostics</h2>{html_table(r.diagnostics, "diagnostics")}
 <h2>Per day</h2>{html_table(r.per_day.with_columns(USD_TEXT), "per-day")}
 <footer class="hint">Written by sessiongraph from session metadata; no prompt, command or output text.
-Dollars use the price table's list prices; tokens of models without a price are counted as unpriced, never as $0.</footer>"""
+Dollars are list prices at each request's date (see "Prices" for their source); tokens of models without a price are counted as unpriced, never as $0.</footer>"""
     return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css"))
 
 
@@ -350,6 +365,6 @@ def _cell(v: object) -> str:
     return esc(v)
 
 
-def report(store: Store, *, since: datetime | None = None, fmt: str = "text", prices: PriceTable | None = None) -> str:
+def report(store: Store, *, since: datetime | None = None, fmt: str = "text", prices: Prices | None = None) -> str:
     r = build(store, since=since, prices=prices)
     return html(r) if fmt == "html" else text(r)

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from sessiongraph import __version__, dataset
 from sessiongraph.dataset import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.pricing import PriceTable
+from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
@@ -266,7 +266,7 @@ def export(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        sessions, attempts = dataset.session_tables(store, PriceTable.load(prices))
+        sessions, attempts, _ = dataset.session_tables(store, Prices.load(prices))
         rows = build(store, sessions, attempts)
         with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from sessiongraph import html
 from sessiongraph.cli import main
-from sessiongraph.pricing import PriceTable, normalise_model
+from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES
 
@@ -98,11 +98,13 @@ def test_lanes_nest_children_under_their_parent(orbit_page):
 
 
 def test_tokens_and_dollars_per_session_equal_the_usage_rows(db, orbit_page):
-    prices = PriceTable.load()
+    prices = Prices.load()
     want: dict[str, dict] = {}
     with Store(db, read_only=True) as store:
         rows = store.query(
-            "SELECT * FROM usage_dedup WHERE session_id IN (SELECT session_id FROM run_sessions "
+            "SELECT u.*, s.harness, coalesce(u.ts, s.started_at) AS req_at FROM usage_dedup u JOIN (SELECT session_id, "
+            "any_value(harness) AS harness, min(started_at) AS started_at FROM sessions GROUP BY 1) s USING (session_id) "
+            "WHERE session_id IN (SELECT session_id FROM run_sessions "
             "WHERE run_id = (SELECT run_id FROM run_sessions WHERE session_id = $1))",
             [ORBIT],
         )
@@ -113,6 +115,8 @@ def test_tokens_and_dollars_per_session_equal_the_usage_rows(db, orbit_page):
         w["cache_read"] += r["cache_read_tokens"]
         w["usd"] += prices.usd(
             r["model"],
+            harness=r["harness"],
+            when=r["req_at"],
             input_tokens=r["input_tokens"],
             output_tokens=r["output_tokens"],
             cache_read_tokens=r["cache_read_tokens"],
@@ -130,13 +134,13 @@ def test_tokens_and_dollars_per_session_equal_the_usage_rows(db, orbit_page):
 
 def test_unpriced_model_is_null_never_zero(db):
     with Store(db, read_only=True) as store:
-        sid = store.query("SELECT session_id FROM usage_dedup WHERE model = 'gpt-5.5' LIMIT 1").item()
+        sid = store.query("SELECT session_id FROM usage_dedup WHERE model = 'gpt-5.5-mini' LIMIT 1").item()
         page = html.run_page(store, sid)
     data = page_data(page)
     s = next(s for s in data["sessions"] if s["id"] == sid)
-    assert s["usd"] is None and s["unpriced"] == ["gpt-5.5"]
+    assert s["usd"] is None and s["unpriced"] == ["gpt-5.5-mini"]
     assert data["run"]["usd"] is None
-    assert PriceTable.load().lookup("gpt-5.5") is None and normalise_model("gpt-5.5") == "gpt-5.5"
+    assert Prices.load().resolve("gpt-5.5-mini", "codex").source is None
 
 
 def test_artifacts_table_lists_every_file_the_run_wrote_or_read(db, orbit_run, orbit_page):

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from sessiongraph.cli import main
 from sessiongraph.export import export_ocp, safe_name
 from sessiongraph.pipeline import ingest
+from sessiongraph.pricing import Prices
 from tests.conftest import CORPUS, MARKER, SAMPLES, plant_logs
 
 
@@ -94,12 +95,13 @@ def test_a_run_document_holds_its_graph(tmp_path):
 
 def test_unpriced_models_leave_usd_out_and_are_counted(tmp_path):
     summary = _export(tmp_path, SAMPLES / "codex")
-    # Attempts per model (sample_logs/codex/README.md): gpt-5.5 in the cli, desktop and parent
-    # rollouts, gpt-5.5-mini in the desktop rollout and the spawned child.
-    assert summary.unpriced_models == {"gpt-5.5": 3, "gpt-5.5-mini": 2}
+    # Attempts per model (sample_logs/codex/README.md): gpt-5.5 (genai-prices knows it) in the cli,
+    # desktop and parent rollouts, gpt-5.5-mini (a name no provider sells) in the desktop rollout and
+    # the spawned child.
+    assert summary.unpriced_models == {"gpt-5.5-mini": 2}
     costs = [a.get("cost", {}) for f in summary.files for a in json.loads(Path(f).read_text())["attempts"]]
     unpriced = [c for c in costs if c and "usd" not in c]
-    assert len(unpriced) == 4  # cli, desktop, parent, child
+    assert len(unpriced) == 2  # desktop, child
     assert all(c.get("usd", 1) != 0 for c in costs)
 
 
@@ -108,10 +110,11 @@ def test_prices_file_overrides_the_table(tmp_path):
     table.write_text(
         "pattern,provider,input_usd_per_mtok,output_usd_per_mtok,cache_read_usd_per_mtok,"
         "cache_write_5m_usd_per_mtok,cache_write_1h_usd_per_mtok,as_of,source\n"
-        "gpt-5.5,openai,1000000,0,0,0,0,2026-01-01,test\n"
+        "gpt-5.5-mini,openai,1000000,0,0,0,0,2026-01-01,test\n"
     )
     summary = _export(tmp_path, SAMPLES / "codex", prices=str(table))
-    assert "gpt-5.5" not in summary.unpriced_models
+    assert summary.unpriced_models == {}
+    assert set(summary.priced_by) == {"prices.csv", Prices.load().library}
 
 
 def test_metadata_only_documents_hold_no_log_text(tmp_path):

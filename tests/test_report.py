@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sessiongraph import report
 from sessiongraph.cli import main
-from sessiongraph.pricing import PriceTable, normalise_model
+from sessiongraph.pricing import Prices, normalise_model
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES
 
@@ -43,11 +43,12 @@ def q(db, sql, params=None):
 
 def costs_by_record(db, since=None):
     """Dollars per (day, harness, model) and per run, one usage record at a time."""
-    prices = PriceTable.load()
+    prices = Prices.load()
     rows = q(
         db,
         """
         SELECT u.*, m.run_id, (SELECT any_value(harness) FROM sessions s WHERE s.session_id = u.session_id) AS harness,
+               coalesce(u.ts, (SELECT min(started_at) FROM sessions s WHERE s.session_id = u.session_id)) AS req_at,
                strftime(timezone('UTC', coalesce(u.ts, (SELECT min(started_at) FROM sessions s
                         WHERE s.session_id = u.session_id))), '%Y-%m-%d') AS day
         FROM usage_dedup u JOIN run_sessions m USING (session_id) JOIN runs r USING (run_id)
@@ -59,13 +60,15 @@ def costs_by_record(db, since=None):
         tokens = r["input_tokens"] + r["output_tokens"] + r["cache_read_tokens"] + r["cache_creation_tokens"]
         usd = prices.usd(
             r["model"],
+            harness=r["harness"],
+            when=r["req_at"],
             input_tokens=r["input_tokens"],
             output_tokens=r["output_tokens"],
             cache_read_tokens=r["cache_read_tokens"],
             cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
             cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
         )
-        key = (r["day"], r["harness"], normalise_model(r["model"]) or "(none)")
+        key = (r["day"], r["harness"], normalise_model(r["model"]) or r["model"] or "(none)")
         if usd is None:
             unpriced[key] += tokens
         else:
@@ -99,7 +102,7 @@ def test_dollars_per_day_by_harness_and_model(db, built):
     assert {(str(d), h, m): t for d, h, m, t in none.select("day", "harness", "model", "tokens").iter_rows()} == dict(
         unpriced
     )
-    assert ("2025-12-03", "codex", "gpt-5.5") in unpriced
+    assert ("2025-12-16", "codex", "gpt-5.5-mini") in unpriced
 
 
 def test_most_expensive_runs(db, built):
@@ -171,7 +174,10 @@ def test_text_report_through_the_cli(db):
     out = res.output
     assert out.startswith("sessiongraph report\n")
     assert re.search(rf"^\s+runs: {q(db, 'SELECT count(*) FROM runs').item()}$", out, re.M)
-    assert re.search(r"^2025-12-03\s+codex\s+gpt-5\.5\s+86480\s+n/a$", out, re.M)  # unknown model: n/a
+    assert re.search(r"^2025-12-16\s+codex\s+gpt-5\.5-mini\s+17320\s+n/a$", out, re.M)  # unknown model: n/a
+    # which source priced which model; the unknown one is named with its requests
+    assert re.search(r"^\(no price\)\s+gpt-5\.5-mini\s+3\s+30540\s+n/a$", out, re.M)
+    assert re.search(r"^genai-prices \S+\s+gpt-5\.5\s+openai:gpt-5\.5\s+", out, re.M)
     for title in (
         "Runs and dollars per day (UTC)",
         "Dollars per day by harness and model",
@@ -196,7 +202,7 @@ def test_html_report_is_self_contained_with_a_chart(db, built, tmp_path):
     priced = full.cost.filter(full.cost["usd"] > 0)
     assert len(re.findall(r'<rect class="hc-\d+ shade-\d"', charts[1])) == priced.height
     assert len(re.findall(r'<rect class="hc-1"', charts[0])) == full.per_day.filter(full.per_day["runs"] > 0).height
-    assert 'id="unpriced"' in page and "gpt-5.5" in page
+    assert 'id="unpriced"' in page and "gpt-5.5-mini" in page
     assert (
         len(re.findall(r"<tr>", page.split('id="top-runs"')[1].split("<tbody>")[1].split("</tbody>")[0]))
         == report.TOP_RUNS
@@ -218,6 +224,6 @@ def test_an_empty_store_reports_zeros_and_none(tmp_path):
     res = cli("report", "--db", db, "--since", "2026-01-01")
     assert res.exit_code == 0, res.output
     assert res.output.startswith("sessiongraph report since 2026-01-01 00:00\n")
-    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 7
+    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 8
     res = cli("report", "--db", db, "--format", "html")
     assert res.exit_code == 0 and "No data." in res.output
