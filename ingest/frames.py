@@ -286,7 +286,7 @@ TEXTS = pl.Schema(
         "attempt": pl.Int32,
         "seq": pl.Int64,
         "text": pl.String,
-        "n_chars": pl.Int64,  # length after masking, before the cut
+        "n_chars": pl.Int64,  # length after masking (the head the cap keeps), before the cut
         "cut_chars": pl.Int64,  # characters the cap cut off the end
         "source_path": pl.String,
     }

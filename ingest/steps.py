@@ -53,6 +53,7 @@ TOKEN_COLUMNS: tuple[str, ...] = (
 )
 DEFAULT_MAX_TEXT_CHARS = 20_000
 STATE_MARK = "__steps__"
+MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
 
 # What the parse in this process keeps: set by the pipeline around each parse (text_policy).
 _keep_text = False
@@ -160,20 +161,28 @@ class StepLog:
             row["n_chars"] = len(text)
             row["content_sha256"] = sha256(text)
             if self.keep:
-                kept = mask(text)
-                cut = max(0, len(kept) - self.cap)
-                self.texts.append(
-                    {
-                        "session_id": session,
-                        "attempt": attempt,
-                        "seq": seq,
-                        "text": kept[: self.cap] if cut else kept,
-                        "n_chars": len(kept),
-                        "cut_chars": cut,
-                    }
-                )
+                self.texts.append(self._text(session, attempt, seq, text))
         self.rows.append(row)
         return len(self.rows) - 1
+
+    def _text(self, session: object, attempt: int | None, seq: int, text: str) -> dict:
+        """A texts row: masked, then cut to the cap. Only the head the cap keeps is masked (masking
+        is slow on long tool outputs), with a margin longer than any credential, so that one
+        crossing the cut is still recognised and masked, never kept in part."""
+        head = text[: self.cap + MASK_MARGIN]
+        kept = mask(head)
+        if len(head) < len(text):  # what the cap drops is counted, not masked
+            n_chars = len(kept) + len(text) - len(head)
+        else:
+            n_chars = len(kept)
+        return {
+            "session_id": session,
+            "attempt": attempt,
+            "seq": seq,
+            "text": kept[: self.cap],
+            "n_chars": n_chars,
+            "cut_chars": n_chars - min(len(kept), self.cap),
+        }
 
     def link(self, node: str | None, parent: str | None) -> None:
         """A tree record that made no step: its children follow its parent's last step."""
