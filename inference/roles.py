@@ -5,7 +5,8 @@
   (only the session asserts it); one that wrote files is an ``implementer`` (heuristic); other
   subagents are ``subagent``. A launched print-mode session is ``cli``, or ``reviewer`` when the
   command that launched it says review (``launches.review``; heuristic). Compaction runs and
-  warm-ups are ``worker``s. Writes count when a file tool made them or the harness reported them.
+  warm-ups (and Gemini background helpers) are ``worker``s; Codex review and guardian sub-agents are ``reviewer``s, with the tier
+  of what tied them to the session they served (runs._codex_reviewers). Writes count when a file tool made them or the harness reported them.
 - Phase: ``post`` for sessions that started after the run's last write, else ``build``.
 """
 
@@ -29,7 +30,7 @@ def _declared(col: str) -> pl.Expr:
 
 
 def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
-    """``members``: run_id, session_id, parent_session_id, via, depth."""
+    """``members``: run_id, session_id, parent_session_id, via, tie, depth."""
     ns = nodes(frames).select("session_id", "agent_type", "started_at")
     parents = edges.filter(pl.col("kind").is_in(("spawn", "launch"))).select(pl.col("src").alias("session_id")).unique()
     # agent:// and local:// outputs are how subagents answer, not files they changed; a write
@@ -64,10 +65,13 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
     root = pl.col("via").is_null()
     launched = pl.col("via") == "launch"
     reviews = pl.col("launch_review").fill_null(False)
-    helper = pl.col("via").is_in(("compaction", "warmup"))
+    helper = pl.col("via").is_in(("compaction", "warmup", "helper"))
+    reviewer = pl.col("via").is_in(("review", "guardian"))
     role = (
         pl.when(helper)
         .then(pl.lit("worker"))
+        .when(reviewer)
+        .then(pl.lit("reviewer"))
         .when(root & pl.col("is_parent"))
         .then(pl.lit("lead"))
         .when(root)
@@ -83,7 +87,9 @@ def roles(frames: Frames, members: pl.DataFrame, edges: pl.DataFrame) -> pl.Data
         .otherwise(pl.lit("subagent"))
     )
     role_tier = (
-        pl.when(~root & ~launched & pl.col("declared").is_not_null())
+        pl.when(reviewer)
+        .then(pl.col("tie"))
+        .when(~root & ~launched & pl.col("declared").is_not_null())
         .then(pl.lit("reported"))
         .otherwise(pl.lit("heuristic"))
     )

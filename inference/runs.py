@@ -1,5 +1,5 @@
 """runs: a root session plus everything it spawned or launched, transitively (and
-its compaction runs and warm-ups, which are spend but not spawns).
+its compaction runs, warm-ups and harness-run reviewers, which are spend but not spawns).
 
 Run ids are stable (a hash of the root's session id), so the same logs always give the same
 ids. Edges whose two ends fall in one run get its ``run_id``; artifact and continuation edges
@@ -41,7 +41,7 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
             pl.col("dst").alias("session_id"), pl.col("src").alias("parent_session_id"), pl.col("kind").alias("via")
         )
     )
-    tree = pl.concat([tree, _helpers(ns, tree)])
+    tree = pl.concat([tree.with_columns(tie=pl.lit(None, pl.String)), _helpers(ns, tree)])
     members, cycles = _roots(ns.select("session_id"), tree)
     members = members.with_columns(run_id=stable_id("run_", pl.col("root")))
 
@@ -101,17 +101,57 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
 
 
 def _helpers(ns: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
-    """Compaction runs and warm-ups are not spawns, but their tokens are their session's spend:
-    they join the run of the main transcript they belong to (no edge, ``via`` says what they are)."""
+    """Compaction runs, warm-ups and harness-run reviewers are not spawns, but their tokens are
+    spend of the session they served: they join its run (no edge, ``via`` says what they are,
+    ``tie`` how they were tied)."""
     claude_main = ns.filter((pl.col("harness") == "claude-code") & (pl.col("session_kind") == "main")).select(
         "native_id", pl.col("session_id").alias("parent_session_id")
     )
-    return (
+    claude = (
         ns.filter(pl.col("session_kind").is_in(("compaction", "warmup")) & (pl.col("harness") == "claude-code"))
         .join(claude_main, on="native_id", how="inner")
-        .join(tree.select("session_id"), on="session_id", how="anti")
-        .select("session_id", "parent_session_id", pl.col("session_kind").alias("via"))
+        .select("session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("verified").alias("tie"))
     )
+    gemini = (
+        ns.filter((pl.col("harness") == "gemini-cli") & (pl.col("session_kind") == "helper"))
+        .with_columns(parent_session_id=pl.lit("gemini-cli:") + pl.col("parent_native_id"))
+        .join(ns.select(pl.col("session_id").alias("parent_session_id")), on="parent_session_id", how="semi")
+        .select(
+            "session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("heuristic").alias("tie")
+        )
+    )
+    helpers = pl.concat([claude, _codex_reviewers(ns), gemini])
+    return helpers.join(tree.select("session_id"), on="session_id", how="anti")
+
+
+def _codex_reviewers(ns: pl.DataFrame) -> pl.DataFrame:
+    """Codex ``review`` and ``guardian`` sub-agents serve one thread: the one their header names
+    (``parent_thread_id``, else ``forked_from_id``: verified), else the Codex session of the same
+    cwd that was running when they started, the latest started (heuristic)."""
+    codex = ns.filter(pl.col("harness") == "codex")
+    helpers = codex.filter(pl.col("session_kind").is_in(("review", "guardian")))
+    known = codex.select(pl.col("session_id").alias("parent_session_id"))
+    named = (
+        helpers.with_columns(
+            parent_session_id=pl.lit("codex:") + pl.coalesce("parent_native_id", "forked_from_id"),
+        )
+        .join(known, on="parent_session_id", how="semi")
+        .select("session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("verified").alias("tie"))
+    )
+    served = codex.filter(~pl.col("session_kind").is_in(("review", "guardian"))).select(
+        pl.col("session_id").alias("parent_session_id"), "cwd", pl.col("started_at").alias("p_start"), "ended_at"
+    )
+    by_time = (
+        helpers.join(named.select("session_id"), on="session_id", how="anti")
+        .join(served.rename({"ended_at": "p_end"}), on="cwd", how="inner")
+        .filter((pl.col("p_start") <= pl.col("started_at")) & (pl.col("started_at") <= pl.col("p_end")))
+        .sort("session_id", "p_start", descending=[False, True])
+        .unique("session_id", keep="first", maintain_order=True)
+        .select(
+            "session_id", "parent_session_id", pl.col("session_kind").alias("via"), pl.lit("heuristic").alias("tie")
+        )
+    )
+    return pl.concat([named, by_time])
 
 
 def _roots(sessions: pl.DataFrame, tree: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

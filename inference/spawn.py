@@ -3,12 +3,12 @@
 Routes, strongest first (harness-log-formats.md 1.6, 2.7):
 - verified: the parent's Task/Agent result names the child's agent id; the child's meta.json
   ``toolUseId`` is the parent's call id; ``agent_progress`` records tie the agent id to the
-  call; a Codex child's ``thread_spawn.parent_thread_id`` (with ``collab_agent_spawn_end``
-  naming the child when the parent logged it); an inline (<= 2.0.27) sidechain that sits between
+  call; a Codex child's ``thread_spawn.parent_thread_id`` (with the parent's call whose output,
+  ``collab_agent_spawn_end`` or 0.14x ``sub_agent_activity`` names the child); an inline (<= 2.0.27) sidechain that sits between
   a Task call and its result and repeats its prompt.
 - heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
-Compaction runs and warm-ups share the layout but are never spawns.
+Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sessiongraph.ingest.frames import Frames
 
 NAME = "spawn"
 CHILD_KINDS = ("subagent", "workflow")
-NOT_SPAWNS = ("compaction", "warmup", "review")
+NOT_SPAWNS = ("compaction", "warmup", "review", "guardian")
 _CAND = ["dst", "src", "src_call_id", "tier", "evidence"]
 
 
@@ -35,6 +35,7 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
             _claude_by_call(children, calls),
             _claude_by_layout(children, ns),
             _recorded_parent(children, ns, calls),
+            _call_running(children, calls),
         ],
         how="vertical",
     )
@@ -147,12 +148,16 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
 
 # Evidence wording per harness for "the child records its parent" (+ "the call names the child").
 RECORDED_PARENT = {
-    "codex": ("thread_spawn.parent_thread_id", "collab_agent_spawn_end"),
+    "codex": ("thread_spawn.parent_thread_id", "spawn_agent result names the child"),
     "omp": ("task folder <root stem>/<id>.jsonl", "task result names the agent id"),
+    "gemini-cli": ("chat folder chats/<parent sessionId>/", "spawn call names the child"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.
-LAYOUT_ONLY = ("omp",)
+LAYOUT_ONLY = ("omp", "gemini-cli")
+# Harnesses whose spawn results name no child id: the call is the parent's spawn call that was
+# running when the child started (heuristic).
+BY_WINDOW = ("gemini-cli",)
 
 
 def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
@@ -194,6 +199,35 @@ def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFra
         .then(child_says + pl.lit(" + ") + call_says)
         .otherwise(child_says)
         .alias("evidence"),
+    )
+
+
+def _call_running(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """A Gemini sub-agent's chat lies in its parent's chat folder, and the parent's spawn call
+    that ran it was open when it started (the latest started one, when several were)."""
+    kids = children.filter(pl.col("harness").is_in(BY_WINDOW) & pl.col("parent_native_id").is_not_null()).select(
+        pl.col("session_id").alias("dst"),
+        (pl.col("harness") + pl.lit(":") + pl.col("parent_native_id")).alias("src"),
+        pl.col("started_at").alias("child_start"),
+    )
+    c = calls.select(
+        pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "started_at", "ended_at"
+    )
+    return (
+        kids.join(c, on="src", how="inner")
+        .filter(
+            (pl.col("started_at") <= pl.col("child_start"))
+            & (pl.col("child_start") <= pl.col("ended_at").fill_null(pl.col("child_start")))
+        )
+        .sort("dst", "started_at", descending=[False, True])
+        .unique("dst", keep="first", maintain_order=True)
+        .select(
+            "dst",
+            "src",
+            "src_call_id",
+            pl.lit("heuristic").alias("tier"),
+            pl.lit("chat folder + spawn call running when the child started").alias("evidence"),
+        )
     )
 
 

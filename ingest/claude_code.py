@@ -5,6 +5,16 @@ One file yields the sessions it holds: a main transcript (plus, up to 2.0.27, th
 main transcript from ~2.0.28, nested ``<sessionId>/subagents/agent-<id>.jsonl`` from 2.1.2, with
 an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
 
+**Copied history.** A plan hand-off ("accept plan and clear context") opens a new session whose
+file starts with a copy of the old one: up to 2.1.2x every record of the old session (same
+``uuid``s, ``sessionId`` rewritten to the new one), in later builds its last record only (old
+``sessionId`` kept); then the "Implement the following plan" prompt, a root ``user`` record
+(``parentUuid: null``) citing the old transcript's path. Records of another ``sessionId`` are
+copies as they are read; a cited hand-off prompt after records of the file's own session makes
+every line before it a copy. :meth:`_Parser.copied` is the one test every row goes through when
+the frames are built: copied lines are counted (``sessions.n_copied``, one ``foreign_record``
+diagnostic per run of copied lines, naming them) and kept out of usage, calls and file events, and the session starts at the prompt.
+
 Lines are decoded by msgspec into dicts holding only the fields the parser reads: message
 blocks (text, thinking, tool inputs and outputs) are kept undecoded (``msgspec.Raw``) until the
 step that hashes them (``ingest.steps``) or a call of a kind that needs them reads them, and the
@@ -33,7 +43,7 @@ from typing import Any, TypedDict
 import msgspec
 import orjson
 
-from sessiongraph.ingest import resume
+from sessiongraph.ingest import copies, resume
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
@@ -70,6 +80,7 @@ FLAT_TYPES = frozenset(
         "cost-state",
         "file-history-delta",
         "tag",
+        "pr-link",  # 2.1.x: the pull request a session opened (a link, no call or tokens)
     }
 )
 
@@ -347,6 +358,11 @@ class _Parser:
         self.progress: dict[str, str] = {}
         self.sidechain_root: dict[str, str] = {}  # record uuid -> root uuid of its inline sidechain
         self.continued_from: str | None = None
+        # Copied history (module doc): lines before copy_upto are a hand-off's copy of the old
+        # session; n_copied counts them and the records of another sessionId.
+        self.copy_upto = 0
+        self.copy_runs: list[list] = []  # ingest.copies runs
+        self.last_own = 0  # line of the last record of the file's own session
         self.steps = StepLog()
         self.first_step: dict[tuple[str, str], int | None] = {}  # (session key, message id) -> step index
 
@@ -363,6 +379,9 @@ class _Parser:
         "sidechain_root",
         "continued_from",
         "first_step",
+        "copy_upto",
+        "copy_runs",
+        "last_own",
     )
 
     def state(self) -> dict:
@@ -406,7 +425,7 @@ class _Parser:
             self.native = sid
         elif sid != self.native:
             # A hand-off copies the old session's last record into the new file.
-            self.diags.add("foreign_record", n, "sessionId differs from the file's session")
+            copies.note(self.copy_runs, n, sid, self.last_own)
             if self.layout == "main":
                 self.continued_from = self.continued_from or sid
             return
@@ -428,6 +447,25 @@ class _Parser:
                 parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
+        self.last_own = n
+
+    def copied(self, line: int) -> bool:
+        """Whether the record on ``line`` is copied history (module doc): a record of another
+        sessionId (never fed further) or a line before a hand-off prompt. The one test every
+        frame row goes through."""
+        return line < self.copy_upto or any(first <= line <= last for first, last, *_ in self.copy_runs)
+
+    def _hand_off(self, n: int, rec: dict, cited: str) -> None:
+        """A cited hand-off prompt after records of this session: they were the old session's,
+        copied with the sessionId rewritten. The session starts again here."""
+        copied = sum(s.n_records for s in self.sessions.values()) - 1  # not the prompt itself
+        self.copy_runs.append([1, self.last_own, copied, cited])
+        self.copy_upto = n
+        self.continued_from = cited
+        self.open_spawns.clear()
+        self.sidechain_root.clear()
+        self.sessions = {"": _Session("")}
+        self.sessions[""].see(rec, parse_ts(rec.get("timestamp")))
 
     def _session_of(self, rec: dict, n: int) -> _Session:
         key = ""
@@ -604,6 +642,15 @@ class _Parser:
                 cited = HANDOFF_CITE.search(text) if not sess.key else None
                 if cited and cited.group(1) != self.native:
                     self.continued_from = self.continued_from or cited.group(1)
+        elif not sess.key and rec.get("parentUuid", "") is None and not rec.get("isMeta") and sess.n_records > 1:
+            # A root prompt after the session's first records: a whole-transcript hand-off copy
+            # when it cites another session's transcript.
+            text = _prompt_text(content)
+            cited = HANDOFF_CITE.search(text) if text is not None else None
+            if cited and cited.group(1) != self.native:
+                self._hand_off(n, rec, cited.group(1))
+                sess = self.sessions[""]
+                sess.first_prompt_hash, sess.warmup = text_hash(text), False
         self._user_steps(n, rec, ts, sess, content)
         results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
         sidecar = rec.get("toolUseResult") if len(results) == 1 else None
@@ -677,21 +724,28 @@ class _Parser:
     # -- building frames ---------------------------------------------------------------------
 
     def _frames(self) -> Frames:
+        copies.report(self.copy_runs, self.diags, "copied from session")
         ids = {key: self._session_id(key) for key in self.sessions}
         meta = self._sidecar() if self.agent_id else {}
         sessions = [self._session_row(s, ids[s.key], meta) for s in self.sessions.values()]
         calls, events = [], []
         for call_id, row in self.calls.items():
+            if self.copied(row["line"]):
+                continue
             sid = ids[self.call_session[call_id]]
             if row["kind"] == "spawn" and call_id in self.progress:
                 row["progress_agent_id"] = self.progress[call_id]
             row.update(session_id=sid, source_path=self.path)
             calls.append(row)
             events.extend(self._file_events(row))
-        usage = [{**u, "session_id": ids[key], "source_path": self.path} for (key, _), u in self.usage.items()]
+        usage = [
+            {**u, "session_id": ids[key], "source_path": self.path}
+            for (key, _), u in self.usage.items()
+            if not self.copied(u["line"])
+        ]
         for key, u in self.usage.items():
             self.steps.tokens(self.first_step.get(key), u)
-        steps, texts = self.steps.finish(ids, self.path)
+        steps, texts = self.steps.finish(ids, self.path, copied=self.copied)
         return Frames.from_rows(
             sessions=sessions,
             calls=calls,
@@ -763,6 +817,7 @@ class _Parser:
             "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": s.first_prompt_hash,
             "n_records": s.n_records,
+            "n_copied": None if s.key else copies.total(self.copy_runs),
         }
 
     def _file_events(self, call: dict) -> list[dict]:

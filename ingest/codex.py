@@ -3,6 +3,20 @@
 One file is one thread. Both layouts parse here: envelope lines ``{timestamp, type, payload}``
 (codex-rs >= ~0.39) and the older pre-envelope file (bare header line, ``record_type: state``
 markers, bare response items without timestamps).
+
+**Copied history.** A forked thread (a sub-agent spawned with a forked context, or ``codex fork``)
+starts its rollout with its own ``session_meta``, then the parent's ``session_meta`` and a replay
+of the parent's history up to the fork: messages, calls and outputs, ``token_count`` events
+(cumulative totals that go on from the parent's), all re-stamped at the fork time or kept with
+their old times. The replay is the parent's: :meth:`_Rollout.copied` is the one place that says
+whether a record is part of it, and a copied record is counted (``sessions.n_copied``, one
+``foreign_record`` diagnostic naming its lines) and kept out of every frame. Its ``token_count``
+totals still set the baseline the child's own totals are counted from (unless the child's first
+own count starts again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
+naming another thread and ends at the first turn the child itself starts: a ``task_started`` or
+``turn_context`` whose ``turn_id`` (a UUIDv7, like thread ids) is not older than the child's own
+thread id. Without UUIDv7 ids to compare, a turn that starts at least ``REPLAY_GAP`` after the
+last copied record ends it (a re-stamped replay is written in one burst).
 """
 
 from __future__ import annotations
@@ -10,10 +24,12 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from datetime import timedelta
+from uuid import UUID
 
 import orjson
 
-from sessiongraph.ingest import resume
+from sessiongraph.ingest import copies, resume
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
 from sessiongraph.ingest.paths import normalise
@@ -22,8 +38,10 @@ from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "codex"
 
-# RolloutItem kinds (codex-rs protocol.rs, late 2025); newer builds add more (e.g. inter_agent).
+# RolloutItem kinds (codex-rs protocol.rs, late 2025), and those of the 0.14x multi-agent builds,
+# read and ignored: inter-agent messages and world-state snapshots carry no call, token or file.
 ENVELOPE_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+IGNORED_KINDS = frozenset({"inter_agent_communication", "inter_agent_communication_metadata", "world_state"})
 # response_item payload types: spec 2.4, codex-rs core/src/rollout/policy.rs (late 2025) and
 # the corpus (0.125.0, 0.128.0-alpha.1).
 KNOWN_RESPONSE_ITEMS = frozenset(
@@ -38,6 +56,14 @@ KNOWN_RESPONSE_ITEMS = frozenset(
         "web_search_call",
         "ghost_snapshot",
         "compaction",
+        # 0.12x-0.14x (rollout/src/policy.rs): tool discovery, image output, final answers as
+        # their own item, context compaction and extra tool lists carry no call we count.
+        "agent_message",
+        "tool_search_call",
+        "tool_search_output",
+        "image_generation_call",
+        "context_compaction",
+        "additional_tools",
     }
 )
 # event_msg payload types: spec 2.5, rollout/policy.rs (late 2025) and the corpus.
@@ -60,14 +86,37 @@ KNOWN_EVENTS = frozenset(
         "undo_completed",
         "collab_agent_spawn_end",
         "collab_waiting_end",
+        # 0.11x-0.14x. Read: sub_agent_activity (a spawn call's child). The others are known
+        # and ignored: a rollback undoes turns but their tokens were spent (their token_count
+        # events stay counted), a rename or a guardian verdict names no call, token or file.
+        "sub_agent_activity",
+        "item_completed",
+        "thread_rolled_back",
+        "thread_name_updated",
+        "thread_settings_applied",
+        "thread_goal_updated",
+        "guardian_assessment",
+        "guardian_warning",
+        "collab_agent_interaction_end",
+        "collab_close_end",
+        "collab_resume_end",
+        "mcp_tool_call_end",
+        "image_generation_end",
+        "view_image_tool_call",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "warning",
+        "error",
     }
 )
 # SessionSource strings (codex-rs protocol.rs) -> entrypoint.
 SOURCE_ENTRYPOINTS = {"cli": "cli", "exec": "exec", "vscode": "vscode", "mcp": "mcp"}
 # Rollouts older than `source` (< ~0.4x) only name the originator.
 ORIGINATOR_ENTRYPOINTS = {"codex_cli_rs": "cli", "codex-tui": "cli", "codex_exec": "exec"}
-# SubAgentSource helpers that are not tool spawns: {"subagent": "review" | "compact"}.
+# SubAgentSource helpers that are not tool spawns: {"subagent": "review" | "compact"} and
+# {"subagent": {"other": "guardian"}} (the approval reviewer judging one planned action).
 SUBAGENT_KINDS = {"review": "review", "compact": "compaction"}
+OTHER_SUBAGENT_KINDS = {"guardian": "guardian"}
 # Tool -> call kind. Shell tools by era: shell (<= 0.4x), shell_command (~0.5x-0.6x),
 # exec_command (unified exec, 0.1xx); local_shell_call is the older built-in shell item.
 TOOL_KINDS = {
@@ -95,6 +144,7 @@ _META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
 _META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
 _LEGACY_HEAD = re.compile(rb'^\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
 _MAX_IDS = 20
+REPLAY_GAP = timedelta(milliseconds=250)
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -226,6 +276,15 @@ def _change_facts(raw: object) -> list[tuple] | str | None:
     return facts
 
 
+def _v7_ms(value: str | None) -> int | None:
+    """The millisecond timestamp a UUIDv7 carries (thread and turn ids), else None."""
+    try:
+        u = UUID(value) if value else None
+    except ValueError:
+        return None
+    return u.int >> 80 if u is not None and u.version == 7 else None
+
+
 def _identity(m: dict) -> dict:
     """The session fields a header (session_meta payload or pre-envelope header line) gives,
     as plain values: the header's instructions text is not kept."""
@@ -239,6 +298,9 @@ def _identity(m: dict) -> dict:
         kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
         spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
         spawn = spawn if isinstance(spawn, dict) else {}
+        other = sub.get("other") if isinstance(sub, dict) else None
+        if isinstance(other, str):
+            kind = OTHER_SUBAGENT_KINDS.get(other, "subagent")
     elif source is None:
         entry = ORIGINATOR_ENTRYPOINTS.get(originator or "")
     else:
@@ -257,7 +319,7 @@ def _identity(m: dict) -> dict:
         "session_kind": kind,
         "parent_native_id": as_str(spawn.get("parent_thread_id")) or as_str(m.get("parent_thread_id")),
         "spawn_depth": depth if type(depth) is int else None,
-        "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")),
+        "agent_type": as_str(spawn.get("agent_role")) or as_str(m.get("agent_role")) or as_str(spawn.get("agent_path")),
         "forked_from_id": as_str(m.get("forked_from_id")),
         "root_native_id": as_str(m.get("session_id")),
         "bad_source": bad_source,
@@ -297,6 +359,14 @@ class _Rollout:
         self.prev = (0, 0, 0, 0)
         self.steps = StepLog()
         self.response_step: int | None = None  # first model step since the last token_count
+        # Copied history (module doc): the thread whose replay is being read, how many records
+        # were copied, the first copied line and the time of the last copied record.
+        self.copy_of: str | None = None
+        self.copy_runs: list[list] = []  # ingest.copies runs
+        self.last_own = 0  # line of the last record of the thread's own
+        self.n_copied = 0
+        self.copy_last_ts = None
+        self.fresh_counter = False  # the next own token_count is the first after a replay
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -322,6 +392,12 @@ class _Rollout:
         "max_total",
         "prev",
         "response_step",
+        "copy_of",
+        "copy_runs",
+        "last_own",
+        "n_copied",
+        "copy_last_ts",
+        "fresh_counter",
     )
 
     def state(self) -> dict:
@@ -342,6 +418,7 @@ class _Rollout:
             if self.n_records:
                 self.diags.add("no_session", None, f"{self.n_records} records, no session_meta id")
             return Frames.from_rows(diagnostics=self.diags.rows)
+        copies.report(self.copy_runs, self.diags, "replayed from thread")
         self._pair()
         session = self._session_row(native)
         for row in (*self.calls, *self.events, *self.usage):
@@ -376,19 +453,30 @@ class _Rollout:
         if self.legacy and "payload" not in rec:
             self._item(rec, None, n)  # bare items carry no timestamp in this layout
             return
+        p = rec.get("payload")
+        if self.copied(kind, p, rec.get("timestamp")):
+            self.n_copied += 1
+            copies.note(self.copy_runs, n, self.copy_of, self.last_own)
+            if kind == "event_msg" and p.get("type") == "token_count":
+                self._tokens(p, None, n, copied=True)
+            return
+        self.last_own = n
         ts = self._ts(rec, n)
+        if kind in IGNORED_KINDS:
+            return
         if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
             detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"
             self.diags.add("unknown_record_type", n, detail)
             return
-        p = rec.get("payload")
         if not isinstance(p, dict):
             self.diags.add("wrong_type", n, f"{kind}.payload: {json_type(p)}")
-        elif kind == "session_meta" and self.meta is None:  # later ones: resume/fork copies
+        elif kind == "session_meta" and self.meta is None:
             if isinstance(p.get("id"), str):
                 self.meta = _identity(p)
             else:
                 self.diags.add("wrong_type", n, f"session_meta.id: {json_type(p.get('id'))}")
+        elif kind == "session_meta":
+            pass  # the thread's own header again (a resumed thread)
         elif kind == "turn_context":
             if isinstance(p.get("model"), str):
                 self.model = p["model"]
@@ -400,6 +488,37 @@ class _Rollout:
             self._event(p, ts, n)
         elif kind == "compacted":
             self.steps.add(0, n, ts, "system", "compaction", as_str(p.get("message")))
+
+    def copied(self, kind: object, p: object, raw_ts: object) -> bool:
+        """Whether this envelope record is part of a replayed parent history (module doc): the
+        single decision every frame row of this file goes through."""
+        if self.meta is None or not isinstance(p, dict):
+            return False
+        if kind == "session_meta":
+            other = as_str(p.get("id"))
+            if other and other != self.meta["native_id"]:
+                self.copy_of = other
+                self.copy_last_ts = parse_ts(raw_ts)
+                return True
+            return self.copy_of is not None
+        if self.copy_of is None:
+            return False
+        ts = parse_ts(raw_ts)
+        starts_turn = kind == "turn_context" or (kind == "event_msg" and p.get("type") == "task_started")
+        if starts_turn and self._own_turn(as_str(p.get("turn_id")), ts):
+            self.copy_of = None
+            self.fresh_counter = True
+            return False
+        if ts is not None:
+            self.copy_last_ts = ts
+        return True
+
+    def _own_turn(self, turn_id: str | None, ts) -> bool:
+        """Whether a turn starting in a replay is the thread's own first turn."""
+        own, turn = _v7_ms(self.meta["native_id"]), _v7_ms(turn_id)
+        if own is not None and turn is not None:
+            return turn >= own
+        return ts is not None and self.copy_last_ts is not None and ts - self.copy_last_ts >= REPLAY_GAP
 
     def _ts(self, rec: dict, n: int):
         raw = rec.get("timestamp")
@@ -600,6 +719,10 @@ class _Rollout:
             self.ends.append(self._end_facts(t, p, ts, n))
             if t == "exec_command_end":
                 self._reads(p, ts, n)
+        elif t == "sub_agent_activity" and p.get("kind") == "started":
+            # 0.14x multi-agent: the spawn_agent output names only a task path; this event ties
+            # the call (event_id) to the child thread (agent_thread_id).
+            self.ends.append((t, as_str(p.get("event_id")), ts, n, as_str(p.get("agent_thread_id")), None))
 
     def _reads(self, p: dict, ts, n: int) -> None:
         """The harness's own parse of the command: its `read` items are reported reads."""
@@ -629,18 +752,29 @@ class _Rollout:
             }
         )
 
-    def _tokens(self, p: dict, ts, n: int) -> None:
+    def _tokens(self, p: dict, ts, n: int, copied: bool = False) -> None:
+        """A cumulative count becomes the difference from the last one. A copied count (a
+        replayed parent's) only moves that baseline: the thread's own totals go on from it."""
         info = p.get("info")
         if info is None:  # a rate-limits-only update
             return
         if not isinstance(info, dict):
-            self.diags.add("wrong_type", n, f"token_count.info: {json_type(info)}")
+            if not copied:
+                self.diags.add("wrong_type", n, f"token_count.info: {json_type(info)}")
             return
         total = info.get("total_token_usage")
         if not isinstance(total, dict):
-            self.diags.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
+            if not copied:
+                self.diags.add("wrong_type", n, f"token_count.info.total_token_usage: {json_type(total)}")
             return
         grand = as_int(total.get("total_tokens"))
+        if self.fresh_counter and not copied:
+            # The first own count after a replay: multi-agent v2 children count from zero again
+            # (their total is their last call's), older forks go on from the replayed totals.
+            self.fresh_counter = False
+            last = info.get("last_token_usage")
+            if grand < self.max_total and isinstance(last, dict) and as_int(last.get("total_tokens")) == grand:
+                self.prev, self.max_total = (0, 0, 0, 0), 0
         if grand <= self.max_total:  # cumulative totals: an equal or lower one is a re-emit/replay
             return
         cached = as_int(total.get("cached_input_tokens"))
@@ -652,6 +786,8 @@ class _Rollout:
         )
         inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev, strict=True))
         self.prev, self.max_total = cur, grand
+        if copied:
+            return
         # The response this count closes is the one whose first step came after the last count.
         self.steps.tokens(
             self.response_step,
@@ -730,7 +866,8 @@ class _Rollout:
             if i is None:
                 continue  # e.g. a user `!cmd` shell command: no model call to attach to
             row = self.calls[i]
-            row["ended_at"] = ts
+            if t != "sub_agent_activity":  # the child starting is not the call ending
+                row["ended_at"] = ts
             if t == "exec_command_end":
                 if a is not None:
                     row["exit_code"] = a
@@ -793,5 +930,6 @@ class _Rollout:
             "ended_at": self.last_ts,
             "model": self.models.most_common(1)[0][0] if self.models else None,
             "first_prompt_hash": prompt,
-            "n_records": self.n_records,
+            "n_records": self.n_records - self.n_copied,
+            "n_copied": self.n_copied,
         }

@@ -52,6 +52,8 @@ SESSION_KINDS: tuple[str, ...] = (
     "warmup",
     "workflow",
     "review",
+    "guardian",  # Codex's approval reviewer: judges one planned action of the session it serves
+    "helper",  # a background helper a harness ran for a session (Gemini skill extraction)
     "imported",  # a node of an imported run document: its lineage is the document's, not inferred
 )
 
@@ -125,7 +127,10 @@ SESSIONS = pl.Schema(
         # sha256 of the first user prompt: lets the passes match a child to the call that
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,
-        "n_records": pl.Int64,
+        "n_records": pl.Int64,  # the session's own records (copies not included)
+        # Records copied from another session (a forked thread's replay of its parent, a Claude
+        # hand-off's copy of the old transcript): recognised and kept out of every other frame.
+        "n_copied": pl.Int64,
         # How the work stands, when the log records it (null otherwise). Same on every attempt row
         # of a session: its current state, OCP node vocabulary (NODE_STATES), and what it waits on
         # when blocked, as the harness names it (Prickle waiting_on).
@@ -314,7 +319,7 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "wrong_type": "a field with an unexpected JSON type; the field was ignored",
     "bad_arguments": "tool-call arguments that are not a JSON object",
     "unmatched_result": "a tool result whose call is not in the same file",
-    "foreign_record": "a record copied from another session (hand-off tail); not counted here",
+    "foreign_record": "records copied from another session (hand-off copy, fork replay); not counted here",
     "bad_sidecar": "an agent-<id>.meta.json that cannot be read or is not an object",
     "internal_error": "the adapter failed on this file (a sessiongraph bug: please report it)",
     "empty_file": "a file with no records",

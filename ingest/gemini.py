@@ -36,6 +36,13 @@ Decisions, from the format facts:
   ``other``; the folder a search or listing names goes to ``paths`` but is not a file read. A call
   starts at the time in its id (``<tool>-<epoch ms>-<random>``) and ends at its ``timestamp``; a
   status other than ``success`` is an error and touches no file.
+- **Sub-agents.** A sub-agent's chat is written under the chat folder of the session that ran it,
+  ``chats/<parent sessionId>/<sessionId>.jsonl``, with ``"kind": "subagent"`` in its header: a
+  ``subagent`` session whose ``parent_native_id`` is that folder. The parent's call that ran it is
+  named after the agent (``save_memory``, ``codebase_investigator`` ...) or is a
+  ``delegate_to_agent``; its result text says ``Subagent '<name>' finished`` (or ``failed``), which
+  makes any such call a spawn. A chat under ``chats/skill-extraction-<id>/`` is a background
+  helper the CLI ran for session ``<id>`` (``session_kind`` ``helper``): spend, not a spawn.
 - **logs.json** (``~/.gemini/tmp/<projectHash>/logs.json``) is the prompt history of the project's
   chats, which the chats themselves hold: it is claimed so it is not reported, and parses to empty
   frames.
@@ -91,6 +98,8 @@ MAX_BYTES = 512 * 1024 * 1024
 _CALL_MS = re.compile(r"-(\d{13})-[0-9A-Za-z]+$")
 _EXIT = re.compile(r"^Exit Code:\s*(-?\d+)", re.M)
 _SUBAGENT = re.compile(r"Subagent '([^'\s]+)'")
+_SUBAGENT_DONE = re.compile(r"^Subagent '([^'\s]+)' (?:finished|failed)")
+HELPER_FOLDER = "skill-extraction-"
 _ABS_PATH = re.compile(r"(?<![\w.])(/[^\s\"'`()<>]+)")
 _WORKSPACE = re.compile(r"Workspace Directories:[^\n]*\n\s*-\s*([^\n]+)")
 _GLOB = re.compile(r"[*?\[]")
@@ -250,6 +259,8 @@ class _Chat:
                 self._set(patch, n, "$set")
             else:
                 self.d.add("wrong_type", n, f"$set: {json_type(patch)}")
+        elif "$rewindTo" in rec:
+            pass  # a rewind hides later messages from the chat; their tokens were spent: kept
         elif "type" in rec:
             self._message(rec, n, f"line {n}")
         elif "sessionId" in rec or "messages" in rec:  # the header (or a whole one-line chat)
@@ -353,11 +364,13 @@ class _Chat:
             self.d.add("bad_timestamp", None, f"startTime: unparseable {json_type(h.get('startTime'))}")
         updated = parse_ts(h.get("lastUpdated"))
         ends = [t for t in (updated, last_ts) if t is not None]
+        kind, parent = self._kind()
         session = {
             "session_id": sid,
             "harness": NAME,
             "native_id": native,
-            "session_kind": "main",
+            "session_kind": kind,
+            "parent_native_id": parent,
             "layout": self.layout,
             "source_path": self.path,
             "source_bytes": _size(self.path),
@@ -377,6 +390,16 @@ class _Chat:
             steps=steps,
             texts=texts,
         )
+
+    def _kind(self) -> tuple[str, str | None]:
+        """(session_kind, parent sessionId) from the header's ``kind`` and the chat's folder."""
+        folder = os.path.basename(os.path.dirname(self.path))
+        if folder.startswith(HELPER_FOLDER):
+            return "helper", folder[len(HELPER_FOLDER) :] or None
+        if self.header.get("kind") == "subagent":
+            # chats/<parent sessionId>/<sessionId>.jsonl; a renamed folder names no parent
+            return "subagent", folder if folder != "chats" else None
+        return "main", None
 
     def _steps(self, usage: dict[str, dict], answers: dict[str, str]) -> StepLog:
         """The chat's steps, message by message (a rewritten message in its first place, as last
@@ -566,7 +589,7 @@ class _Chat:
                 row["is_error"] = row["exit_code"] != 0 or bool(row["is_error"])
             ids = list(dict.fromkeys(u.lower() for u in find_uuids(output, bounded=True)))
             row["output_ids"] = ids[:MAX_OUTPUT_IDS]
-        elif tool in SPAWN_TOOLS:
+        elif tool in SPAWN_TOOLS or _SUBAGENT_DONE.match(output):
             row["kind"] = "spawn"
             row["subagent_type"] = as_str(args.get("agent_name"))
             objective = as_str(args.get("objective"))
@@ -574,6 +597,7 @@ class _Chat:
                 row["prompt_hash"] = text_hash(objective)
             named = _SUBAGENT.search(output)
             row["result_agent_id"] = named.group(1) if named else None
+            row["subagent_type"] = row["subagent_type"] or row["result_agent_id"]
         return row
 
     def _events(self, row: dict, sid: str) -> list[dict]:

@@ -570,6 +570,7 @@ class Transcript:
                     "model": model,
                     "first_prompt_hash": text_hash(a.first_prompt) if a.first_prompt is not None else None,
                     "n_records": a.n_records,
+                    "n_copied": self.copies if a.n == 1 else 0,  # the copies precede the first attempt
                 }
             )
             usage += [{**u, "session_id": sid, "attempt": self.attempt_number(a)} for u in a.usage]

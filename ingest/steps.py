@@ -18,8 +18,11 @@ A response's token counts go on its first step (:meth:`StepLog.tokens`). Where t
 (Claude ``parentUuid``, pi/omp entry ids) ``parent_seq`` names the step each step follows, so a
 branched session keeps its branches; in a linear log it is null (the order says it).
 
-Copied history (a fork's replay of its parent, a hand-off's copy) is the copying session's
-``copying`` stretch: while it is set, nothing is recorded (``copied`` counts what was left out).
+Copied history (a fork's replay of its parent, a hand-off's copy) belongs to the session that
+wrote it: the adapters mark it (ingest.copies, issue 13) and the steps follow that one marking,
+either by never adding a copied record (Codex, pi: the record is skipped as it is read) or, where a
+copy is known only later (a Claude hand-off), through :meth:`StepLog.finish`'s ``copied(line)``.
+``copying`` is the same switch for a stretch being read; ``copied`` counts what was left out.
 """
 
 from __future__ import annotations
@@ -197,9 +200,13 @@ class StepLog:
         for col in TOKEN_COLUMNS:
             row[col] = usage.get(col) or 0
 
-    def finish(self, ids, source_path: str) -> tuple[list[dict], list[dict]]:
+    def finish(self, ids, source_path: str, copied=None) -> tuple[list[dict], list[dict]]:
         """(steps rows, texts rows) with final session ids: ``ids`` maps the adapter's session keys
-        (a dict, or one id for every key)."""
+        (a dict, or one id for every key). ``copied(line)``: the adapter's test for copied history
+        known only once the file is read (a hand-off's copy): those steps are left out and the
+        others numbered again from 0."""
+        if copied is not None and any(copied(r["line"]) for r in self.rows if r["line"] is not None):
+            self._drop(copied)
         get = ids.get if isinstance(ids, dict) else (lambda _k: ids)
         # In place: called once, after the last record (a checkpoint state was copied before).
         for r in self.rows:
@@ -207,6 +214,30 @@ class StepLog:
         for t in self.texts:
             t["session_id"], t["source_path"] = get(t["session_id"]), source_path
         return self.rows, self.texts
+
+    def _drop(self, copied) -> None:
+        renumber: dict[tuple, int] = {}  # (session, old seq) -> new seq
+        rows, next_seq = [], {}
+        for r in self.rows:
+            if r["line"] is not None and copied(r["line"]):
+                self.copied += 1
+                continue
+            key = r["session_id"]
+            new = next_seq.get(key, 0)
+            next_seq[key] = new + 1
+            renumber[(key, r["seq"])] = new
+            r["seq"] = new
+            if r.get("parent_seq") is not None:
+                r["parent_seq"] = renumber.get((key, r["parent_seq"]))  # a copied parent: none
+            rows.append(r)
+        self.rows = rows
+        texts = []
+        for t in self.texts:
+            new = renumber.get((t["session_id"], t["seq"]))
+            if new is not None:
+                t["seq"] = new
+                texts.append(t)
+        self.texts = texts
 
     # -- checkpoint state (ingest.resume) ---------------------------------------------------------
 

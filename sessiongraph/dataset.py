@@ -24,7 +24,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TS = pl.Datetime("us", "UTC")
@@ -129,6 +129,7 @@ ATTEMPTS = pl.Schema(
         "depends_on": STRS,
         "first_prompt_hash": pl.String,
         "n_records": pl.Int64,
+        "n_copied": pl.Int64,
         "state": pl.String,
         "waiting_on": pl.String,
         "status": pl.String,

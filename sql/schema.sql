@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 6 (sessiongraph/store.py SCHEMA_VERSION).
+-- sessiongraph store, schema version 7 (sessiongraph/store.py SCHEMA_VERSION).
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     depends_on         VARCHAR[],
     first_prompt_hash  VARCHAR,
     n_records          BIGINT,
+    n_copied           BIGINT,    -- records copied from another session, kept out of the frames
     state              VARCHAR,   -- OCP node state, when the log records one
     waiting_on         VARCHAR,
     status             VARCHAR,   -- OCP attempt status, when the log records one

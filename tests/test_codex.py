@@ -522,13 +522,13 @@ def test_unknown_types(tmp_path):
     lines[6:6] = [
         '{"timestamp":"2025-12-03T09:14:19.900Z","type":"inter_agent","payload":{"from":"a"}}',
         '{"timestamp":"2025-12-03T09:14:19.901Z","type":"event_msg","payload":{"type":"turn_diff_v9"}}',
-        '{"timestamp":"2025-12-03T09:14:19.902Z","type":"response_item","payload":{"type":"tool_search_call"}}',
+        '{"timestamp":"2025-12-03T09:14:19.902Z","type":"response_item","payload":{"type":"hologram_call"}}',
     ]
     frames = codex.parse(write(tmp_path, lines))
     assert frames.diagnostics.select("line", "code", "detail").rows() == [
         (7, "unknown_record_type", "inter_agent"),
         (8, "unknown_record_type", "event_msg:turn_diff_v9"),
-        (9, "unknown_record_type", "response_item:tool_search_call"),
+        (9, "unknown_record_type", "response_item:hologram_call"),
     ]
     assert_cli_intact(frames)
     assert session(frames)["n_records"] == 38
@@ -621,7 +621,9 @@ def test_resumed_file_keeps_identity_and_does_not_double_count(tmp_path):
     later_meta["payload"]["id"] = "019ae400-0000-7000-8000-000000000000"
     replay = [line for line in lines if '"token_count"' in line]
     frames = codex.parse(write(tmp_path, lines + [json.dumps(later_meta)] + replay))
-    assert codes(frames) == []
+    # The other thread's header and what follows it are a replay: counted once, kept out.
+    assert codes(frames) == ["foreign_record"]
+    assert session(frames)["n_copied"] == len(replay) + 1
     assert_cli_intact(frames)
 
 

@@ -324,3 +324,39 @@ def test_corpus_codex_steps(corpus):
     for f in (frames, other):
         assert f.steps["output_tokens"].sum() <= f.usage["output_tokens"].sum()
         assert f.steps.filter(pl.col("output_tokens").is_not_null()).height >= 0.9 * f.usage.height
+
+
+# -- copied history (issue 13's marking) -------------------------------------------------------
+
+COPIED = SAMPLES / "scenarios/copied-history"
+
+
+def test_a_forked_codex_child_holds_only_its_own_steps():
+    """Lines 2-18 of the child replay its parent (a second session_meta, then the parent's items
+    re-stamped at the fork): they are the parent's steps. Its own turn starts at line 21."""
+    path = COPIED / "codex/sessions/2026/02/03/rollout-2026-02-03T09-01-00-019c22bb-d108-79fd-9339-e1b14df0cd35.jsonl"
+    got = _steps(codex, path)
+    assert [tuple(r) for r in got.select(COLUMNS).iter_rows()] == [
+        (21, "user", "prompt", None, None, None, None),
+        (23, "assistant", "tool_call", "exec_command", "call_eWvH5GJ7Z9dAlWJaI9SReeEp", None, 200),
+        (24, "tool", "tool_result", "exec_command", "call_eWvH5GJ7Z9dAlWJaI9SReeEp", False, None),  # exit 0
+        (26, "assistant", "tool_call", "apply_patch", "call_sbLWiafoBxsbchTUyxCGx3Iy", None, 450),
+        (28, "tool", "tool_result", "apply_patch", "call_sbLWiafoBxsbchTUyxCGx3Iy", False, None),
+    ]
+    assert got["seq"].to_list() == [0, 1, 2, 3, 4]
+    assert "call_Pit0V3PDaoGWh7lXzORo374W" not in got["call_id"].to_list()  # the parent's spawn
+
+
+def test_a_claude_hand_off_copy_is_not_the_new_sessions(tmp_path):
+    """Lines 1-7 copy the old session (same records, sessionId rewritten); line 8 is the new
+    session's own 'Implement the following plan' prompt, a root: its steps start there."""
+    path = COPIED / "claude-code/projects/-home-dev-projects-quill/9193e951-1982-4cbc-b890-709461cf3ad7.jsonl"
+    with steps.text_policy(True, 1000):
+        frames = claude_code.parse(str(path))
+    got = frames.steps
+    assert got["line"].to_list() == [8, 9, 10, 11, 12]
+    assert got["seq"].to_list() == [0, 1, 2, 3, 4]
+    assert got["kind"].to_list() == ["prompt", "tool_call", "tool_result", "tool_call", "tool_result"]
+    assert got["parent_seq"].to_list() == [None, 0, 1, 2, 3]
+    assert frames.texts["seq"].to_list() == [0, 1, 2, 3, 4]
+    assert frames.texts["text"][0].startswith("Implement the following plan")

@@ -77,11 +77,12 @@ def test_summary_is_json_serialisable(tmp_path):
     summary = ingest([str(SAMPLES)], db=str(tmp_path / "s.duckdb"), workers=1)
     data = json.loads(json.dumps(summary.to_dict()))
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
-    # the Gemini sample launches one more Claude session.
+    # the Gemini sample launches one more Claude session; scenarios/copied-history adds 3 Claude
+    # Code, 7 Codex and 3 Gemini CLI sessions.
     assert data["sessions_by_harness"] == {
-        "claude-code": 29,
-        "codex": 16,
-        "gemini-cli": 2,
+        "claude-code": 32,
+        "codex": 23,
+        "gemini-cli": 5,
         "ocp": 2,
         "omp": 9,
         "opencode": 6,
