@@ -354,7 +354,9 @@ def export_parquet(out, privacy, prices, db, as_json):
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, exists=True), help="A price table CSV replacing the packaged one."
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
 )
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")

@@ -360,3 +360,24 @@ def test_a_claude_hand_off_copy_is_not_the_new_sessions(tmp_path):
     assert got["parent_seq"].to_list() == [None, 0, 1, 2, 3]
     assert frames.texts["seq"].to_list() == [0, 1, 2, 3, 4]
     assert frames.texts["text"][0].startswith("Implement the following plan")
+
+
+def test_real_forked_codex_children_hold_none_of_the_parents_steps():
+    from tests.test_copied_history import FAMILY
+
+    if not FAMILY.is_dir():
+        pytest.skip("../shared/real-families is absent")
+    rollouts = sorted(FAMILY.glob("rollout-*.jsonl"))
+    children = [p for p in rollouts if b'"forked_from_id"' in p.read_bytes()[:4000]]
+    (parent,) = [p for p in rollouts if p not in children]
+    parent_calls = set()
+    for raw in parent.read_bytes().splitlines():  # the parent's own call ids, from its raw items
+        payload = orjson.loads(raw).get("payload") or {}
+        if payload.get("type") in ("function_call", "custom_tool_call"):
+            parent_calls.add(payload.get("call_id"))
+    assert len(children) == 3 and parent_calls
+    for child in children:
+        frames = codex.parse(str(child))
+        assert frames.steps.height > 0
+        assert not set(frames.steps["call_id"].drop_nulls()) & parent_calls, child.name
+        assert frames.steps["output_tokens"].sum() <= frames.usage["output_tokens"].sum()
