@@ -240,6 +240,7 @@ SAMPLE_MODELS = {
     "gpt-5.1-codex": ("openai", "gpt-5.1"),  # genai-prices lists the codex variant under gpt-5.1
     "gpt-5.1-codex-max": ("openai", "gpt-5.1"),
     "gpt-5.1-codex-mini": ("openai", "gpt-5.1-codex-mini"),
+    "gpt-5.2-codex": ("openai", "gpt-5.2"),
     "gpt-5.4": ("openai", "gpt-5.4"),
     "gpt-5.5": ("openai", "gpt-5.5"),
     "gemini-2.5-pro": ("google", "gemini-2.5-pro"),
