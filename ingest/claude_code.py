@@ -17,16 +17,14 @@ diagnostic per run of copied lines, naming them) and kept out of usage, calls an
 
 Lines are decoded by msgspec into dicts holding only the fields the parser reads: message
 blocks (text, thinking, tool inputs and outputs) are kept undecoded (``msgspec.Raw``) until the
-step that hashes them (``ingest.steps``) or a call of a kind that needs them reads them, and the
-``toolUseResult`` sidecar only when a spawn, shell or Read result needs it.
+step that hashes them (``ingest.steps``) reads them, once, and the ``toolUseResult`` sidecar only
+when a spawn, shell or Read result needs it.
 A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
 type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
 which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
-are the same either way (tests/test_fast_decode.py) but for two cases no Claude build writes: a
+are the same either way (tests/test_fast_decode.py) but for one case no Claude build writes: a
 number beyond a double's range in a field the parser never reads makes orjson reject the line,
-while msgspec skips it unchecked; and a tool input written with blanks or unicode escapes where
-compact JSON has none (a step's tool-call text is the input's logged bytes on the fast path, its
-compact JSON on the plain one).
+while msgspec skips it unchecked.
 """
 
 from __future__ import annotations
@@ -201,17 +199,6 @@ class _Sidecar(TypedDict, total=False):  # toolUseResult
     file: msgspec.Raw
 
 
-class _Input(TypedDict, total=False):  # tool_use input: every key _tool_use reads, not the bodies
-    subagent_type: Any
-    description: Any
-    run_in_background: Any
-    prompt: Any
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
-
-
 class _Block(TypedDict, total=False):
     type: Any
     id: Any
@@ -256,7 +243,6 @@ class _Record(TypedDict, total=False):
 _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
-_INPUT = msgspec.json.Decoder(_Input)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
 _UTF8_SLICE = 1 << 16
 ORJSON_MAX_DEPTH = 1024
@@ -581,11 +567,8 @@ class _Parser:
     def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> dict:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        raw = block.get("input")
-        inp = _val(raw, _INPUT)
-        # The step's text is the input as JSON: its logged bytes as they are (Claude Code writes
-        # compact JSON, as orjson does), so its bodies (Write, Edit) are never decoded here.
-        text = str(memoryview(raw), "utf-8") if type(raw) is msgspec.Raw and type(inp) is dict else json_text(inp)
+        inp = _val(block.get("input"))  # whole: the step's text is the input as compact JSON
+        text = json_text(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
