@@ -24,10 +24,12 @@ demo: install
 test: install
 	$(BIN)/pytest -q
 
-# ruff (lint and format check), configured in pyproject.toml.
+# ruff (lint and format check) and mypy (.ci/typecheck.py says why it is not plain `mypy`), configured in
+# pyproject.toml.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python .ci/typecheck.py
 
 # The fuzz properties of tests/test_fuzz.py with many more cases (FUZZ_EXAMPLES per sample file).
 FUZZ_EXAMPLES ?= 1000
@@ -46,4 +48,4 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) demo build *.egg-info .pytest_cache
+	rm -rf $(VENV) demo build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -15,7 +15,7 @@ import polars as pl
 
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, Inferred, PassResult, conform, diag_rows
 from sessiongraph.inference.tiers import rank, weakest
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import TS, Frames
 
 NAME = "artifacts"
 CODEX_OUTPUT = "codex -o"  # the `how` ingest.shell gives a `codex exec -o FILE` write
@@ -23,7 +23,7 @@ _EVENT = pl.Schema(
     {
         "session_id": pl.String,
         "call_id": pl.String,
-        "ts": pl.Datetime("us", "UTC"),
+        "ts": TS,
         "path": pl.String,
         "op": pl.String,
         "how": pl.String,

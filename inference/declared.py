@@ -16,7 +16,7 @@ import polars as pl
 
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, conform, diag_rows, edge_ids
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import parse_ts
+from sessiongraph.ingest.jsonl import as_dict, parse_ts
 from sessiongraph.ingest.ocp import node_session
 
 NAME = "declared"
@@ -68,7 +68,7 @@ def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict],
     sid = {n["id"]: node_session(run_id, n["id"]) for n in doc["nodes"]}
     attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict) and a.get("node") in sid]
     node_of_attempt = {a.get("id"): a["node"] for a in attempts}
-    first = {}
+    first: dict[str, dict] = {}
     for a in attempts:
         first.setdefault(a["node"], a)
     edges = [e for e in doc.get("edges") or [] if isinstance(e, dict) and e.get("from") in sid and e.get("to") in sid]
@@ -88,8 +88,8 @@ def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict],
     members = []
     for node in sid:
         a = first.get(node, {})
-        role = a.get("role") if isinstance(a.get("role"), dict) else {}
-        phase = a.get("phase") if isinstance(a.get("phase"), dict) else {}
+        role = as_dict(a.get("role"))
+        phase = as_dict(a.get("phase"))
         up = parent.get(node)
         members.append(
             {
@@ -128,7 +128,7 @@ def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict],
         def sessions(ids):
             return [sid[node_of_attempt[i]] for i in ids or [] if i in node_of_attempt]
 
-        kind = x.get("kind") if isinstance(x.get("kind"), dict) else {}
+        kind = as_dict(x.get("kind"))
         producer_sid = sessions([x.get("producer")])
         if not producer_sid:
             continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from sessiongraph.ingest.frames import TS
+from sessiongraph.ingest.frames import STRS, TS
 
 EDGE_KINDS: tuple[str, ...] = ("spawn", "launch", "artifact", "continue", "fork", "dep")
 
@@ -61,8 +61,8 @@ RUNS = pl.Schema(
         "n_launches": pl.Int64,
         "n_artifact_edges": pl.Int64,
         "max_depth": pl.Int32,
-        "harnesses": pl.List(pl.String),
-        "models": pl.List(pl.String),
+        "harnesses": STRS,
+        "models": STRS,
         "producer": pl.String,  # null for runs inferred from logs; else the imported document's
     }
 )

@@ -16,16 +16,16 @@ import polars as pl
 
 from sessiongraph.inference.edges import EDGES, Inferred, PassResult, conform, diag_rows
 from sessiongraph.inference.nodes import nodes
-from sessiongraph.ingest.frames import TS, Frames
+from sessiongraph.ingest.frames import STRS, TS, Frames
 
 NAME = "launch"
 SLACK = timedelta(seconds=5)  # log flush and clock skew between two processes on one machine
 BACKGROUND_WINDOW = timedelta(minutes=30)
 BUCKET = timedelta(minutes=10)  # time buckets of the same-cwd join (any width gives the same pairs)
 # Entry points a print-mode run writes (harness-log-formats.md 1.8, 2.6): they corroborate.
-PRINT_MARKERS = {"codex": ("exec",), "claude-code": ("sdk-cli",)}
+PRINT_MARKERS: dict[str, tuple[str, ...]] = {"codex": ("exec",), "claude-code": ("sdk-cli",)}
 # Entry points of interactive sessions: never the child of a print-mode call.
-INTERACTIVE = {"codex": ("cli", "vscode"), "claude-code": ("cli",)}
+INTERACTIVE: dict[str, tuple[str, ...]] = {"codex": ("cli", "vscode"), "claude-code": ("cli",)}
 
 _LAUNCH = pl.Schema(
     {
@@ -40,7 +40,7 @@ _LAUNCH = pl.Schema(
         "resume": pl.Boolean,
         "call_start": TS,
         "call_end": TS,
-        "output_ids": pl.List(pl.String),
+        "output_ids": STRS,
     }
 )
 
@@ -66,7 +66,7 @@ def launch_table(frames: Frames) -> pl.DataFrame:
         pl.col("ts").alias("call_start"),
         "call_end",
         pl.col("output_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-    ).cast(dict(_LAUNCH))
+    ).cast(_LAUNCH)
 
 
 def launch(frames: Frames, done: Inferred) -> PassResult:

@@ -76,7 +76,8 @@ def word(s: str, i: int) -> tuple[int, Tok]:
 
 
 def lex(s: str) -> list[Tok]:
-    toks, pending, i, n = [], [], 0, len(s)
+    toks, i, n = [], 0, len(s)
+    pending: list[tuple[Tok, str]] = []  # heredoc redirections and their delimiters
     while i < n:
         c = s[i]
         if c in " \t\r" or s.startswith("\\\n", i):
@@ -102,8 +103,8 @@ def lex(s: str) -> list[Tok]:
                 if op in ("<<", "<<-"):  # the delimiter is read here, it is not a target
                     while i < n and s[i] in " \t":
                         i += 1
-                    i, delim = word(s, i)
-                    pending.append((tok, delim.text))
+                    i, delim_tok = word(s, i)
+                    pending.append((tok, delim_tok.text))
                     tok.body = ""
             else:
                 toks.append(Tok("op", op))

@@ -36,7 +36,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import msgspec
 import orjson
@@ -258,7 +258,7 @@ def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
     # although it nests deeper than orjson reads.
     if (raw.isascii() or _utf8(raw)) and _not_too_deep(raw):
         try:
-            return _with_usage(_RECORD.decode(raw))
+            return _with_usage(cast(dict, _RECORD.decode(raw)))  # a TypedDict decodes to a plain dict
         except (msgspec.DecodeError, RecursionError, orjson.JSONDecodeError):  # incl. ValidationError
             pass
     return decode_line(raw, n, diags)
@@ -630,7 +630,7 @@ class _Parser:
             # when it cites another session's transcript.
             text = _prompt_text(content)
             cited = HANDOFF_CITE.search(text) if text is not None else None
-            if cited and cited.group(1) != self.native:
+            if cited and text is not None and cited.group(1) != self.native:
                 self._hand_off(n, rec, cited.group(1))
                 sess = self.sessions[""]
                 sess.first_prompt_hash, sess.warmup = text_hash(text), False
@@ -650,6 +650,7 @@ class _Parser:
 
     def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
         """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""
+        texts: list[str | None]
         if isinstance(content, str):
             texts = [content]
         elif isinstance(content, list):
@@ -842,8 +843,9 @@ def _prompt_text(content: object) -> str | None:
         return content
     if isinstance(content, list):
         texts = [_val(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if texts and all(isinstance(t, str) for t in texts):
-            return "\n".join(texts)
+        strs = [t for t in texts if isinstance(t, str)]
+        if texts and len(strs) == len(texts):
+            return "\n".join(strs)
     return None
 
 

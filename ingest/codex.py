@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from uuid import UUID
 
 import orjson
@@ -288,16 +288,17 @@ def _v7_ms(value: str | None) -> int | None:
 def _identity(m: dict) -> dict:
     """The session fields a header (session_meta payload or pre-envelope header line) gives,
     as plain values: the header's instructions text is not kept."""
-    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    git = g if isinstance(g := m.get("git"), dict) else {}
     source, originator = m.get("source"), as_str(m.get("originator"))
-    entry, kind, spawn, bad_source = None, "main", {}, None
+    entry, kind, bad_source = None, "main", None
+    spawn: dict = {}
     if isinstance(source, str):
         entry = SOURCE_ENTRYPOINTS.get(source, source)
     elif isinstance(source, dict) and "subagent" in source:
         entry, sub = "subagent", source["subagent"]
         kind = SUBAGENT_KINDS.get(sub, "subagent") if isinstance(sub, str) else "subagent"
-        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
-        spawn = spawn if isinstance(spawn, dict) else {}
+        given = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = given if isinstance(given, dict) else {}
         other = sub.get("other") if isinstance(sub, dict) else None
         if isinstance(other, str):
             kind = OTHER_SUBAGENT_KINDS.get(other, "subagent")
@@ -339,7 +340,8 @@ class _Rollout:
         self.diags = Diagnostics(path, harness=NAME)
         self.meta: dict | None = None  # _identity of the header
         self.legacy = False
-        self.first_ts = self.last_ts = None
+        self.first_ts: datetime | None = None
+        self.last_ts: datetime | None = None
         self.n_records = 0
         self.models: Counter[str] = Counter()
         self.model: str | None = None
@@ -365,7 +367,7 @@ class _Rollout:
         self.copy_runs: list[list] = []  # ingest.copies runs
         self.last_own = 0  # line of the last record of the thread's own
         self.n_copied = 0
-        self.copy_last_ts = None
+        self.copy_last_ts: datetime | None = None
         self.fresh_counter = False  # the next own token_count is the first after a replay
 
     # -- state (ingest.resume) -----------------------------------------------------------------
@@ -457,12 +459,12 @@ class _Rollout:
         if self.copied(kind, p, rec.get("timestamp")):
             self.n_copied += 1
             copies.note(self.copy_runs, n, self.copy_of, self.last_own)
-            if kind == "event_msg" and p.get("type") == "token_count":
+            if kind == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count":
                 self._tokens(p, None, n, copied=True)
             return
         self.last_own = n
         ts = self._ts(rec, n)
-        if kind in IGNORED_KINDS:
+        if isinstance(kind, str) and kind in IGNORED_KINDS:  # a list or object kind is not hashable
             return
         if not isinstance(kind, str) or kind not in ENVELOPE_KINDS:
             detail = kind if isinstance(kind, str) else f"type: {json_type(kind)}"
@@ -515,6 +517,7 @@ class _Rollout:
 
     def _own_turn(self, turn_id: str | None, ts) -> bool:
         """Whether a turn starting in a replay is the thread's own first turn."""
+        assert self.meta is not None  # copied() returns early without a header
         own, turn = _v7_ms(self.meta["native_id"]), _v7_ms(turn_id)
         if own is not None and turn is not None:
             return turn >= own
@@ -843,11 +846,10 @@ class _Rollout:
                 continue
             row = self.calls[i]
             row["ended_at"] = ts
-            owner = i
+            owner: int | None = i
             if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
                 owner = procs.get(self.stdin_proc.get(call_id, ""))
-            own = self.calls[owner] if owner is not None else None
-            if own is not None and own["kind"] in ("shell", "patch"):
+            if owner is not None and (own := self.calls[owner])["kind"] in ("shell", "patch"):
                 if code is not None:  # a write_stdin poll that saw the exit ends its exec call
                     own["exit_code"], own["ended_at"] = code, ts
                 if own["kind"] == "shell":

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest import registry
+from sessiongraph.ingest.errors import SessiongraphError
 
 HEAD_BYTES = 64 * 1024
 # Transcripts are JSON Lines; Gemini chats, opencode objects, Prickle tasks and OCP documents are
@@ -33,7 +33,7 @@ class Found:
     skip_reason: str | None = None
 
 
-def default_roots(env: dict[str, str] | None = None) -> list[Path]:
+def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where harnesses keep logs on this machine, honouring their own override variables."""
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())

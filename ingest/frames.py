@@ -32,9 +32,11 @@ from __future__ import annotations
 from typing import Literal
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
-TS = pl.Datetime("us", "UTC")
-STRS = pl.List(pl.String)
+# Annotated so that a schema mixing dtype classes (pl.String) and these instances type-checks.
+TS: pl.DataType | DataTypeClass = pl.Datetime("us", "UTC")
+STRS: pl.DataType | DataTypeClass = pl.List(pl.String)
 
 CallKind = Literal["spawn", "shell", "read", "write", "edit", "patch", "other"]
 FileOp = Literal["read", "write", "delete"]
@@ -358,6 +360,17 @@ class Frames:
 
     __slots__ = ("_rows", "_tables")
 
+    # One per table of SCHEMAS, the built polars frame (properties set below the class); declared here
+    # so that the type checker knows them (tests/test_schema.py holds the two lists equal).
+    sessions: pl.DataFrame
+    calls: pl.DataFrame
+    file_events: pl.DataFrame
+    launches: pl.DataFrame
+    usage: pl.DataFrame
+    diagnostics: pl.DataFrame
+    documents: pl.DataFrame
+    outcomes: pl.DataFrame
+
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)
         self._rows: dict[str, list[dict]] = {}
@@ -419,8 +432,12 @@ class Frames:
         return {name: self.table(name) for name in SCHEMAS}
 
 
+def _table_property(name: str) -> property:
+    return property(lambda self: self.table(name))
+
+
 for _name in SCHEMAS:  # frames.sessions, frames.calls, ...: the built polars frame
-    setattr(Frames, _name, property(lambda self, _n=_name: self.table(_n)))
+    setattr(Frames, _name, _table_property(_name))
 
 
 def _check_names(tables: dict) -> None:

@@ -62,6 +62,7 @@ import orjson
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    as_dict,
     as_int,
     as_str,
     find_uuids,
@@ -184,7 +185,7 @@ def _texts(content: object) -> str | None:
 
 def _responses(parts: object) -> list[tuple[str | None, str]]:
     """(id, text) of each ``functionResponse`` in a list of parts."""
-    out = []
+    out: list[tuple[str | None, str]] = []
     if not isinstance(parts, list):
         return out
     for part in parts:
@@ -321,9 +322,9 @@ class _Chat:
                 last_ts = ts if last_ts is None or ts > last_ts else last_ts
             if mtype == "user":
                 content = msg.get("content")
-                for call_id, text in _responses(content):
+                for call_id, answer in _responses(content):
                     if call_id:
-                        answers[call_id] = text
+                        answers[call_id] = answer
                 text = _texts(content)
                 if text is not None and text.lstrip().startswith("<session_context>"):
                     m = _WORKSPACE.search(text)
@@ -434,9 +435,9 @@ class _Chat:
                 idx.append(
                     log.add(0, n, parse_ts(t.get("timestamp")) or ts, "assistant", "thinking", text, model=model)
                 )
-        text = _texts(msg.get("content"))
-        if text:
-            idx.append(log.add(0, n, ts, "assistant", "text", text, model=model))
+        content = _texts(msg.get("content"))
+        if content:
+            idx.append(log.add(0, n, ts, "assistant", "text", content, model=model))
         calls = msg.get("toolCalls")
         for call in calls if isinstance(calls, list) else []:
             if not isinstance(call, dict):
@@ -495,7 +496,7 @@ class _Chat:
         candidates: list[str] = []
         revealed: str | None = None
         for call, *_ in raw_calls:
-            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            args = as_dict(call.get("args"))
             named = [v for k in (*FILE_ARGS, *DIR_ARGS) if isinstance(v := args.get(k), str)]
             named += [v for k in MANY_ARGS if isinstance(args.get(k), list) for v in args[k] if isinstance(v, str)]
             outputs = [text for _, text in _responses(call.get("result"))]
@@ -595,8 +596,8 @@ class _Chat:
             objective = as_str(args.get("objective"))
             if objective is not None:
                 row["prompt_hash"] = text_hash(objective)
-            named = _SUBAGENT.search(output)
-            row["result_agent_id"] = named.group(1) if named else None
+            said = _SUBAGENT.search(output)
+            row["result_agent_id"] = said.group(1) if said else None
             row["subagent_type"] = row["subagent_type"] or row["result_agent_id"]
         return row
 

@@ -105,6 +105,11 @@ def as_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def as_dict(value: object) -> dict:
+    """A JSON object, or an empty one for anything else (null, a string, a list...)."""
+    return value if isinstance(value, dict) else {}
+
+
 def as_int(value: object) -> int:
     """A token count: ints (and whole floats) in the store's BIGINT range pass; everything else
     (null, strings, fractions, out-of-range numbers) counts as 0."""

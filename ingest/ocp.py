@@ -19,7 +19,7 @@ import re
 import orjson
 
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts
+from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json_type, parse_ts
 
 NAME = "ocp"
 VERSIONS = ("0.1", "0.2", "0.3")
@@ -53,14 +53,45 @@ def to_v03(doc: dict) -> dict:
             attempt["model"] = {"raw": attempt["model"]}
     producer = doc.setdefault("producer", {})
     if isinstance(producer, dict) and "capabilities" not in producer and isinstance(doc.get("run"), dict):
-        from sessiongraph.ocp_writer import capabilities
-
         producer["capabilities"] = capabilities(doc)
     if version != "0.3" and isinstance(doc.get("run"), dict):
         ext = doc["run"].setdefault("ext", {})
         if isinstance(ext, dict):
             ext["dev.sessiongraph.import"] = {"from": version}
     return doc
+
+
+def capabilities(doc: dict) -> dict:
+    """Declared from what the document holds, so no capability is ever false but present."""
+    edges = doc.get("edges", [])
+    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
+    token_keys = (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_creation_tokens",
+        "cache_creation_5m_tokens",
+        "cache_creation_1h_tokens",
+        "output_tokens",
+        "reasoning_tokens",
+    )
+    run = doc["run"]
+    return {
+        "groups": bool(doc.get("groups")),
+        "events": bool(doc.get("events")),
+        "artifacts": bool(doc.get("artifacts")),
+        "edges_dep": any(e.get("kind", "dep") in ("dep", "fan_in") for e in edges),
+        "edges_spawn": any(e.get("kind") == "spawn" for e in edges),
+        "edges_launch": any(e.get("kind") == "launch" for e in edges),
+        "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
+        "cost_usd": any("usd" in c for c in costs),
+        "cost_tokens": any(k in c for c in costs for k in token_keys),
+        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
+        "task": "task" in run,
+        "configuration": "configuration" in run,
+        "signals": bool(run.get("signals")),
+        "slate": "slate" in run,
+        "receipt": "receipt" in run,
+    }
 
 
 def node_session(run_id: str, node_id: str) -> str:
@@ -102,7 +133,7 @@ def parse(path: str) -> Frames:
             )
             continue
         sid = node_session(run_id, a["node"])
-        model = a.get("model") if isinstance(a.get("model"), dict) else {}
+        model = as_dict(a.get("model"))
         sessions.append(
             {
                 "session_id": sid,

@@ -64,7 +64,7 @@ import orjson
 
 from sessiongraph.ingest import pi
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import as_int, as_str, json_type, text_hash
+from sessiongraph.ingest.jsonl import as_dict, as_int, as_str, json_type, text_hash
 
 NAME = "omp"
 
@@ -286,13 +286,13 @@ class _Omp(pi.Transcript):
             self.outputs[self.cur.n] = (ts, rows[0]["call_id"], n)
 
     def _task_result(self, rows: list[dict], msg: dict, ts: datetime | None, n: int) -> None:
-        details = msg.get("details") if isinstance(msg.get("details"), dict) else {}
+        details = as_dict(msg.get("details"))
         for key in ("results", "progress"):
             if details.get(key) is not None and not isinstance(details[key], list):
                 self.diags.add("wrong_type", n, f"task.details.{key}: {json_type(details[key])}")
         results = _dicts(details.get("results"))
         progress = _dicts(details.get("progress"))
-        job = details.get("async") if isinstance(details.get("async"), dict) else {}
+        job = as_dict(details.get("async"))
         said = SPAWNED_TEXT.search(pi.message_text(msg.get("content")) or "")
         for i, row in enumerate(rows):
             meta = self.task_meta.get(row["call_id"], {"index": i, "isolated": False})
@@ -372,6 +372,7 @@ class _Omp(pi.Transcript):
         if not self.child:
             return super().identity()
         task, root = self.task_id, self.root
+        assert task is not None and root is not None and self.header is not None  # a child file has all three
         parent = task.rsplit(".", 1)[0] if "." in task else None
         return {
             "session_id": f"{NAME}:{root}/{task}",

@@ -40,12 +40,13 @@ import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.request import pathname2url
 
 import orjson
 
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, text_hash
+from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.steps import StepLog, json_text
 
@@ -197,7 +198,7 @@ class _Builder:
             first = self._steps(sid, msg, msg_parts)
             if role == "assistant" and self.usage and self.usage[-1]["message_id"] == mid:
                 self.steps.tokens(first, self.usage[-1])
-            msg_cwd = msg.get("path").get("cwd") if isinstance(msg.get("path"), dict) else None
+            msg_cwd = as_dict(msg.get("path")).get("cwd")
             for part in msg_parts:
                 if part.get("type") == "tool":
                     self._call(sid, part, msg, as_str(msg_cwd) or cwd)
@@ -244,7 +245,7 @@ class _Builder:
             elif ptype == "compaction":
                 idx = self.steps.add(sid, None, ts, "system", "compaction", None)
             elif ptype == "tool":
-                state = part.get("state") if isinstance(part.get("state"), dict) else {}
+                state = as_dict(part.get("state"))
                 call_id, tool = as_str(part.get("callID")) or as_str(part.get("id")), as_str(part.get("tool"))
                 started = _time(state, "start") or _time(msg, "created")
                 text = json_text(state.get("input"))
@@ -269,7 +270,7 @@ class _Builder:
         if not isinstance(tokens, dict):
             self.d.add("wrong_type", None, f"message {str(msg.get('id'))[:60]}: tokens: {json_type(tokens)}")
             return
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        cache = as_dict(tokens.get("cache"))
         reasoning = as_int(tokens.get("reasoning"))
         written = as_int(cache.get("write"))
         self.usage.append(
@@ -301,10 +302,10 @@ class _Builder:
             if inp is not None:
                 self.d.add("bad_arguments", None, f"{where}: {tool} input is a JSON {json_type(inp)}")
             inp = {}
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = as_dict(state.get("metadata"))
         status = state.get("status")
-        output = state.get("output") if isinstance(state.get("output"), str) else ""
-        row = {
+        output = as_str(state.get("output")) or ""
+        row: dict[str, Any] = {
             "session_id": sid,
             "call_id": as_str(part.get("callID")) or as_str(part.get("id")),
             "tool": tool,
@@ -354,8 +355,8 @@ class _Builder:
                 row["prompt_hash"] = text_hash(inp["prompt"])
             child = as_str(meta.get("sessionId")) or as_str(meta.get("sessionID"))
             if child is None:
-                m = _TASK_ID.search(output)
-                child = m.group(1) if m else None
+                said = _TASK_ID.search(output)
+                child = said.group(1) if said else None
             row["result_agent_id"] = child
         self.calls.append(row)
         if row["is_error"] or status != "completed":

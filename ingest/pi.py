@@ -37,6 +37,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 
@@ -431,7 +432,7 @@ class Transcript:
         call_id = as_str(block.get("id")) or f"line{n}:{i}"
         tool = as_str(block.get("name")) or ""
         args = self._arguments(n, tool, block.get("arguments"))
-        row = {
+        row: dict[str, Any] = {
             "call_id": call_id,
             "tool": tool,
             "kind": "other",
@@ -535,6 +536,7 @@ class Transcript:
 
     def identity(self) -> dict:
         """The session's id and lineage columns (the same for every attempt)."""
+        assert self.header is not None  # run() stops before the frames without a header
         native = self.header["id"]
         return {
             "session_id": f"{self.harness}:{native}",

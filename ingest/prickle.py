@@ -96,7 +96,16 @@ import orjson
 
 from sessiongraph.ingest import prickle_outcome as outcome
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_str, json_type, parse_ts, read_document, read_records, text_hash
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    as_dict,
+    as_str,
+    json_type,
+    parse_ts,
+    read_document,
+    read_records,
+    text_hash,
+)
 from sessiongraph.ingest.prickle_outcome import NODE_STATE, WAITING_ON, known
 
 NAME = "prickle"
@@ -289,7 +298,7 @@ class _Tasks:
         history = [(s.obj.get("state"), s.obj.get("waiting_on"), s.updated, s.revision, s.line) for s in snaps]
         rows["outcomes"] += outcome.state_rows(self.path, sid, history)
         ended = self._outcomes(sid, tid, n_attempts, revisions, returned, judged, state, waiting, rows)
-        packet = obj.get("packet") if isinstance(obj.get("packet"), dict) else {}
+        packet = as_dict(obj.get("packet"))
         if not isinstance(obj.get("packet"), dict) and "packet" in obj:
             self.d.add("wrong_type", line, f"task {tid}: packet: {json_type(obj.get('packet'))}")
         deps = packet.get("depends_on", [])
@@ -301,7 +310,7 @@ class _Tasks:
         if parent is not None and not (isinstance(parent, str) and _TASK_ID.match(parent)):
             self.d.add("wrong_type", line, f"task {tid}: parent_task_id: {json_type(parent)}")
             parent = None
-        route = obj.get("route") if isinstance(obj.get("route"), dict) else {}
+        route = as_dict(obj.get("route"))
         prompt = packet.get("task")
         start = created
         for k in range(1, n_attempts + 1):
@@ -328,7 +337,7 @@ class _Tasks:
                     "depends_on": depends,
                     "first_prompt_hash": text_hash(prompt) if isinstance(prompt, str) else None,
                     "n_records": per_attempt.get(k, 0),
-                    "state": NODE_STATE.get(state),
+                    "state": NODE_STATE.get(state) if state else None,
                     "waiting_on": waiting,
                     "status": ended[k][0],
                     "outcome_tier": ended[k][1],
@@ -353,7 +362,7 @@ class _Tasks:
         for k in range(1, n_attempts + 1):
             result, s = revisions.get(k, (None, None))
             tiers, n_verdicts, decided = [], 0, None
-            if result is not None:
+            if result is not None and s is not None:  # stored together
                 decided = outcome.result_status(self.d, s.line, tid, result)
                 arts = result.get("artifacts", [])
                 at = returned[k]

@@ -177,7 +177,7 @@ def evidence_rows(
                 line,
                 evidence_kind=kind,
                 verifier=verifier,
-                tier=VERIFIER_TIER.get(verifier, NO_VERIFIER_TIER),
+                tier=VERIFIER_TIER.get(verifier, NO_VERIFIER_TIER) if verifier else NO_VERIFIER_TIER,
                 ref=_evidence_ref(d, line, where, item, arts),
             )
         )
@@ -231,11 +231,11 @@ def decider(d: Diagnostics, line: int | None, tid: str, result: dict) -> dict:
     if value is None:
         return {}
     kind = value.get("kind") if isinstance(value, dict) else None
-    if known(kind, DECIDER_SOURCE) is None:
+    if (source := known(kind, DECIDER_SOURCE)) is None:
         shown = f"kind {json_type(kind)}" if isinstance(value, dict) else json_type(value)
         d.add("wrong_type", line, f"task {tid}: result.decided_by: {shown}")
         return {}
-    out = {"verifier": DECIDER_SOURCE[kind]}
+    out = {"verifier": DECIDER_SOURCE[source]}
     if kind not in DECIDER_ID or value.get("erased") is True:  # the system has no id; an erased one is gone
         return out
     key, pattern = DECIDER_ID[kind]

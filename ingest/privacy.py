@@ -20,7 +20,7 @@ from typing import Literal
 
 import orjson
 
-from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ingest.steps import STATE_MARK

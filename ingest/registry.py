@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 from types import ModuleType
 
-from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.errors import SessiongraphError
 
 # Order matters for detection: the first adapter whose detect() accepts a file parses it.
 ADAPTERS: dict[str, str] = {

@@ -24,7 +24,7 @@ import pickle
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import BinaryIO, Protocol, TypeVar
 
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, decode_line
@@ -76,6 +76,7 @@ def parse(
     small file). ``scrub`` turns the parser state into what may be stored (the privacy profile);
     ``decode`` turns a line into the record the parser is fed.
     """
+    parser: Parser | None
     try:
         # A large buffer: readline fills a long line in a few reads, not one per 8 KB.
         fh = open(path, "rb", buffering=_READ)  # noqa: SIM115 - closed below, after both phases
@@ -116,7 +117,7 @@ def parse(
     return parser.frames(), saved
 
 
-def _feed(parser: Parser, fh: io.BufferedReader, line: int, length: int, decode: Decode) -> tuple[int, bool]:
+def _feed(parser: Parser, fh: BinaryIO, line: int, length: int, decode: Decode) -> tuple[int, bool]:
     """Feed ``length`` bytes of lines from the current position; returns (last line, any content)."""
     any_content = False
     for raw in _lines(fh, length):
@@ -130,7 +131,7 @@ def _feed(parser: Parser, fh: io.BufferedReader, line: int, length: int, decode:
     return line, any_content
 
 
-def _lines(fh: io.BufferedReader, length: int) -> Iterator[bytes]:
+def _lines(fh: BinaryIO, length: int) -> Iterator[bytes]:
     """The lines of the next ``length`` bytes (the last one may lack its newline)."""
     left = length
     while left > 0:
@@ -141,7 +142,7 @@ def _lines(fh: io.BufferedReader, length: int) -> Iterator[bytes]:
         yield raw
 
 
-def _complete_end(fh: io.BufferedReader, size: int) -> int:
+def _complete_end(fh: BinaryIO, size: int) -> int:
     """Offset just past the last newline: where a checkpoint may be taken."""
     pos = size
     while pos > 0:
@@ -155,7 +156,7 @@ def _complete_end(fh: io.BufferedReader, size: int) -> int:
     return 0
 
 
-def _hashes(fh: io.BufferedReader, offset: int) -> tuple[str, str]:
+def _hashes(fh: BinaryIO, offset: int) -> tuple[str, str]:
     fh.seek(0)
     head = hashlib.sha256(fh.read(min(SEAM, offset))).hexdigest()
     fh.seek(max(0, offset - SEAM))
@@ -163,7 +164,7 @@ def _hashes(fh: io.BufferedReader, offset: int) -> tuple[str, str]:
     return head, seam
 
 
-def _same_bytes(fh: io.BufferedReader, cp: Checkpoint) -> bool:
+def _same_bytes(fh: BinaryIO, cp: Checkpoint) -> bool:
     """The file still starts, and still reads up to the offset, as when the checkpoint was taken
     (a rewritten file fails this and is read whole)."""
     return _hashes(fh, cp.offset) == (cp.head_sha, cp.seam_sha)
@@ -177,7 +178,10 @@ def save_fields(parser: Parser, names: tuple[str, ...]) -> dict:
     return {**{k: getattr(parser, k) for k in names}, "diagnostics": parser.diags.rows}
 
 
-def load_fields(parser: Parser, names: tuple[str, ...], state: dict) -> Parser:
+P = TypeVar("P", bound=Parser)
+
+
+def load_fields(parser: P, names: tuple[str, ...], state: dict) -> P:
     """The inverse of :func:`save_fields`, onto a fresh parser."""
     for k in names:
         setattr(parser, k, state[k])

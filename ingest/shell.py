@@ -12,6 +12,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeGuard
 
 from sessiongraph.ingest.bash_lex import Tok, lex
 from sessiongraph.ingest.paths import normalise
@@ -303,7 +304,7 @@ def _launch(prog: str, args: list[Tok]):
     return HARNESSES[prog], pm, resume, cd, out
 
 
-def _usable(tok: Tok | None) -> bool:
+def _usable(tok: Tok | None) -> TypeGuard[Tok]:
     """A literal path we can place: no expansion, glob, URL, option, `~`, or VAR=value."""
     t = tok.text if tok is not None and not tok.dyn else ""
     return (
@@ -316,9 +317,9 @@ def _usable(tok: Tok | None) -> bool:
     )
 
 
-def _patch_ops(patch: str) -> list[tuple[Tok, str]]:
+def _patch_ops(patch: str) -> list[tuple[Tok | None, str]]:
     """Codex apply_patch envelope: Add/Update -> write, Delete -> delete, Move to -> rename."""
-    ops: list[tuple[Tok, str]] = []
+    ops: list[tuple[Tok | None, str]] = []
     for m in _PATCH.finditer(patch):
         if m.group(2) and ops and ops[-1][1] == "write":  # `Move to:` renames the Update above
             ops[-1] = (ops[-1][0], "delete")
@@ -338,7 +339,7 @@ class _Walker:
     def script(self, s: str, cwd: str | None, depth: int, looped: bool, bg: bool) -> None:
         if depth > MAX_DEPTH:
             return
-        st = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
+        st: dict[str, Any] = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
         toks, stack, words, redirs, k = [*lex(s), Tok("op", ";")], [], [], [], 0
         start = len(self.launches)  # first launch of the current list, for a trailing `&`
         while k < len(toks):
@@ -476,7 +477,8 @@ def _analyse(command: str, cwd: str | None) -> tuple[tuple[Launch, ...], tuple[F
         walker.script(command[:MAX_CHARS], normalise(cwd, None) if cwd else None, 0, False, False)
     except Exception:  # last resort (e.g. RecursionError): keep what was found so far
         pass
-    found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))
+    # rec holds the fields before segment (mypy cannot know a list's length)
+    found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))  # type: ignore[misc]
     return found, tuple(FileOp(p, op, how) for (p, op), how in walker.ops.items())
 
 

@@ -173,7 +173,7 @@ class StepLog:
         is slow on long tool outputs), with a margin longer than any credential, so that one
         crossing the cut is still recognised and masked, never kept in part."""
         head = text[: self.cap + MASK_MARGIN]
-        kept = mask(head)
+        kept = mask(head) or ""
         if len(head) < len(text):  # what the cap drops is counted, not masked
             n_chars = len(kept) + len(text) - len(head)
         else:
@@ -217,7 +217,8 @@ class StepLog:
 
     def _drop(self, copied) -> None:
         renumber: dict[tuple, int] = {}  # (session, old seq) -> new seq
-        rows, next_seq = [], {}
+        rows: list[dict] = []
+        next_seq: dict[object, int] = {}
         for r in self.rows:
             if r["line"] is not None and copied(r["line"]):
                 self.copied += 1
@@ -233,9 +234,9 @@ class StepLog:
         self.rows = rows
         texts = []
         for t in self.texts:
-            new = renumber.get((t["session_id"], t["seq"]))
-            if new is not None:
-                t["seq"] = new
+            kept = renumber.get((t["session_id"], t["seq"]))
+            if kept is not None:
+                t["seq"] = kept
                 texts.append(t)
         self.texts = texts
 

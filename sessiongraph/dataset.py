@@ -13,10 +13,13 @@ row names its attempt as a usage row does (``source_path`` and ``attempt``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pyarrow as pa
 
 from sessiongraph.inference.edges import stable_id
+from sessiongraph.ingest.frames import STRS, TS  # the dtypes of the frames contract
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
@@ -27,8 +30,6 @@ from sessiongraph.store import Store
 SCHEMA_VERSION = "4"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
-TS = pl.Datetime("us", "UTC")
-STRS = pl.List(pl.String)
 TIERS = ("verified", "heuristic", "reported")
 TOKENS = (
     "input_tokens",
@@ -163,7 +164,7 @@ EDGES = pl.Schema(
     }
 )
 # Log text: only under the ``full`` privacy profile.
-EDGES_FULL = pl.Schema({**EDGES, "command": pl.String, "description": pl.String})
+EDGES_FULL = pl.Schema({**EDGES, "command": pl.String(), "description": pl.String()})
 
 ARTIFACTS = pl.Schema(
     {
@@ -365,7 +366,7 @@ def schema(table: str, privacy: str = "metadata_only") -> pl.Schema:
     return EDGES_FULL if table == "edges" and privacy == "full" else TABLES[table]
 
 
-def arrow_type(dtype: pl.DataType) -> pa.DataType:
+def arrow_type(dtype: Any) -> pa.DataType:
     """The Arrow type a dataset column is written with (nested types item by item)."""
     if isinstance(dtype, pl.Struct):
         return pa.struct([pa.field(f.name, arrow_type(f.dtype)) for f in dtype.fields])

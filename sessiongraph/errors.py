@@ -1,12 +1,6 @@
-"""The one exception root. The CLI turns it into ``Error: ...`` and exit code 1."""
+"""The one exception root, re-exported: it lives in ``sessiongraph.ingest.errors`` so that the adapters
+and discovery, the lowest layer, raise it without importing anything above them (ARCHITECTURE.md)."""
 
-from __future__ import annotations
+from sessiongraph.ingest.errors import SessiongraphError
 
-
-class SessiongraphError(Exception):
-    """A problem the user can fix; ``path`` names the file or folder when there is one."""
-
-    def __init__(self, message: str, *, path: str | None = None, harness: str | None = None):
-        super().__init__(message)
-        self.path = path
-        self.harness = harness
+__all__ = ["SessiongraphError"]

@@ -187,7 +187,9 @@ def short_id(session_id: str) -> str:
 def lane_order(members: pl.DataFrame) -> list[str]:
     """Depth first from the root, children by start time: a lane sits under its parent."""
     rows = members.sort("started_at", "session_id", nulls_last=True).iter_rows(named=True)
-    ids, kids, roots, depth = [], {}, [], {}
+    ids, depth = [], {}
+    kids: dict[str, list[str]] = {}
+    roots: list[str] = []
     present = set(members["session_id"])
     for m in rows:
         parent, depth[m["session_id"]] = m["parent_session_id"], m["depth"]
@@ -369,7 +371,7 @@ def render_run(data: dict) -> str:
 
 def legend(data: dict) -> str:
     lg = data["legend"]
-    count = {}
+    count: dict[tuple[str, str], int] = {}
     for e in data["edges"]:
         count[("kind", e["kind"])] = count.get(("kind", e["kind"]), 0) + 1
         count[("tier", e["tier"])] = count.get(("tier", e["tier"]), 0) + 1

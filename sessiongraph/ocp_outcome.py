@@ -52,7 +52,8 @@ def _evidence(row: dict) -> dict:
 def signals(verdicts: list[dict], attempt_of: Callable[[dict], str]) -> list[dict]:
     """One ``verdict`` signal per judged criterion, at the attempt it judged. A verdict with no
     time cannot be a signal (``observed_at`` is required); its ingest counted the bad time."""
-    out, seen = [], Counter()
+    out: list[dict] = []
+    seen: Counter[tuple[str, str]] = Counter()
     for row in verdicts:
         if row["ts"] is None:
             continue

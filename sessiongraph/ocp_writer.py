@@ -23,10 +23,12 @@ import hashlib
 import posixpath
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 import polars as pl
 
 from sessiongraph import __version__, ocp_outcome
+from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import RunBundle
 from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
@@ -145,7 +147,7 @@ def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
     }
     if langs:
         features["lang"] = langs.most_common(1)[0][0]
-    out = {
+    out: dict[str, Any] = {
         "id": f"task_{_hash(run_id)}",
         "type": kind,
         "features": features,
@@ -172,7 +174,8 @@ class _Doc:
         self.node_of = {sid: ocp_id(sid) for sid in b.members["session_id"]}
         # (session, file, attempt in the file) -> OCP attempt id, for outcome rows
         self.attempt_id: dict[tuple, str] = {}
-        self.states, self.verdicts = [], []
+        self.states: list[dict] = []
+        self.verdicts: list[dict] = []
         self.evidence_of: dict[tuple, list[dict]] = {}
         for r in b.outcomes.iter_rows(named=True):  # by session, then time
             if r["kind"] == "evidence":
@@ -202,7 +205,7 @@ class _Doc:
         sigs = ocp_outcome.signals(self.verdicts, self._attempt_of)
         for sig in sigs:
             sig["id"] = ocp_id(sig["id"])
-        doc = {
+        doc: dict[str, Any] = {
             "ocp": "0.3",
             "producer": {"name": "sessiongraph", "version": __version__, "framework": "sessiongraph"},
             "privacy": {"profile": self.privacy},
@@ -255,7 +258,7 @@ class _Doc:
 
     def _node(self, m: dict) -> dict:
         role = m["role"] or "subagent"
-        node = {
+        node: dict[str, Any] = {
             "id": self.node_of[m["session_id"]],
             "kind": NODE_KINDS.get(role, "impl"),
             "title": f"{m['harness']} {role}" + (f" ({m['agent_type']})" if m["agent_type"] else ""),
@@ -281,7 +284,7 @@ class _Doc:
         return self.attempt_id[(row["session_id"], row["source_path"], row["attempt"])]
 
     def _attempts(self, members: dict[str, dict]) -> list[dict]:
-        usage = {}
+        usage: dict[tuple, list[dict]] = {}
         for row in self.b.usage.iter_rows(named=True):
             usage.setdefault((row["session_id"], row["source_path"], row["attempt"]), []).append(row)
         out = []
@@ -364,7 +367,7 @@ class _Doc:
             "requests",
         )
         tot = {k: sum(int(r[k] or 0) for r in rows) for k in keys}
-        cost = {
+        cost: dict[str, Any] = {
             "input_tokens": tot["input_tokens"],
             "cached_input_tokens": tot["cache_read_tokens"],
             "cache_creation_tokens": tot["cache_creation_tokens"],
@@ -390,7 +393,8 @@ class _Doc:
         return cost
 
     def _edges(self) -> tuple[list[dict], list[dict]]:
-        edges, other = [], []
+        edges: list[dict] = []
+        other: list[dict] = []
         for e in self.b.edges.filter(pl.col("kind") != "artifact").iter_rows(named=True):
             if e["src"] not in self.node_of or e["dst"] not in self.node_of:
                 continue
@@ -487,39 +491,6 @@ class _Doc:
         ev += ocp_outcome.signal_events(signals, node_of_attempt.__getitem__)
         ev.sort(key=event_order)
         return ev
-
-
-def capabilities(doc: dict) -> dict:
-    """Declared from what the document holds, so no capability is ever false but present."""
-    edges = doc.get("edges", [])
-    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
-    token_keys = (
-        "input_tokens",
-        "cached_input_tokens",
-        "cache_creation_tokens",
-        "cache_creation_5m_tokens",
-        "cache_creation_1h_tokens",
-        "output_tokens",
-        "reasoning_tokens",
-    )
-    run = doc["run"]
-    return {
-        "groups": bool(doc.get("groups")),
-        "events": bool(doc.get("events")),
-        "artifacts": bool(doc.get("artifacts")),
-        "edges_dep": any(e.get("kind", "dep") in ("dep", "fan_in") for e in edges),
-        "edges_spawn": any(e.get("kind") == "spawn" for e in edges),
-        "edges_launch": any(e.get("kind") == "launch" for e in edges),
-        "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
-        "cost_usd": any("usd" in c for c in costs),
-        "cost_tokens": any(k in c for c in costs for k in token_keys),
-        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
-        "task": "task" in run,
-        "configuration": "configuration" in run,
-        "signals": bool(run.get("signals")),
-        "slate": "slate" in run,
-        "receipt": "receipt" in run,
-    }
 
 
 def document(bundle: RunBundle, *, privacy: str = "metadata_only") -> tuple[dict, Counter]:

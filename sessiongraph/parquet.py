@@ -17,6 +17,7 @@ import hashlib
 import os
 import posixpath
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import duckdb
 import polars as pl
@@ -262,7 +263,8 @@ def query(sql: str, *, parquet: str | os.PathLike) -> pl.DataFrame:
             else:  # an object store: DuckDB scans the pyarrow dataset, which reads through ``fs``
                 con.register(name, _dataset(fs, base, name))
         rel = con.sql(sql)
-        return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
+        # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+        return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
     except duckdb.Error as exc:
         text = str(exc).strip().splitlines()
         raise SessiongraphError(f"query failed: {text[0] if text else type(exc).__name__}") from None
@@ -300,7 +302,8 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
 
     fs, base = filesystem(dataset_uri)
     _tables_present(fs, base)
-    read = {name: pl.from_arrow(read_table(dataset_uri, name)) for name in TABLES}
+    # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+    read = {name: cast(pl.DataFrame, pl.from_arrow(read_table(dataset_uri, name))) for name in TABLES}
     sessions = read["attempts"].with_columns(pl.col("harness").replace(dataset.UNKNOWN, None))
     frames = {
         "sessions": _fit(sessions, SESSIONS),

@@ -115,7 +115,9 @@ def _parse_path(item: str | Found, checkpoint: Checkpoint | None, privacy: str) 
             return Parsed(found, profiles.apply(shell_facts(adapter.parse(found.path)), privacy))
         frames, saved = adapter.parse_from(found.path, checkpoint, lambda state: profiles.scrub_state(state, privacy))
         resumed = checkpoint is not None and saved is not None and saved.resumed_from > 0
-        frames = shell_facts(frames, resume.loads(checkpoint.carry) if resumed and checkpoint.carry else None)
+        frames = shell_facts(
+            frames, resume.loads(checkpoint.carry) if resumed and checkpoint and checkpoint.carry else None
+        )
         if saved is not None and privacy != "full":
             # The state kept no commands: keep what they said for the next resume.
             saved = dataclasses.replace(saved, carry=resume.dumps(carry(frames, saved.line)))

@@ -85,7 +85,7 @@ class Rates:
     input (cached and written included) exceeds ``above`` tokens (-1: every request)."""
 
     above: int
-    per_token: tuple[float, float, float, float, float]
+    per_token: tuple[float, ...]  # one per TOKENS
     per_request: float = 0.0
 
 
@@ -483,7 +483,8 @@ def _parse(text: str, name: str) -> list[Price]:
             if key in seen:
                 raise fail(line, f"pattern {cells[0]!r} repeats line {seen[key]}", 1)
             seen[key] = line
-            prices.append(Price(cells[0], cells[1], *rates, as_of, cells[8]))
+            # rates: the five rate columns in Price's order (mypy cannot know a list's length)
+            prices.append(Price(cells[0], cells[1], *rates, as_of, cells[8]))  # type: ignore[call-arg, arg-type]
     except csv.Error as exc:
         raise fail(reader.line_num, f"not valid CSV: {exc}") from exc
     if header is None:

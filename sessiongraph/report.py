@@ -167,7 +167,7 @@ def _totals(r: Report) -> dict[str, str]:
         "subagents": f"{int(s['subagents'].sum()):,}",
         "launched": f"{int(s['launched'].sum()):,}",
         "edges": f"{int(r.tiers['edges'].sum()):,}",
-        "dollars": usd_text(r.cost["usd"].sum()) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
+        "dollars": usd_text(float(r.cost["usd"].sum())) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
     }
 
 

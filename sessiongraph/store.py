@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import platformdirs
@@ -354,7 +355,8 @@ class Store:
             if name in NOT_INFERRED:
                 continue
             table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}").to_arrow_table()
-            out[name] = conform(pl.from_arrow(table), schema)
+            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+            out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table)), schema)
         return Frames(**out)
 
     # -- reading -----------------------------------------------------------------------------
@@ -363,7 +365,8 @@ class Store:
         try:
             rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
-            return pl.DataFrame() if rel is None else pl.from_arrow(rel.to_arrow_table())
+            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+            return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
         except duckdb.Error as exc:
             raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
 

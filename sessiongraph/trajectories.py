@@ -34,14 +34,14 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from sessiongraph import __version__, dataset
-from sessiongraph.dataset import SCHEMA_VERSION, TRAJECTORIES, arrow_type
+from sessiongraph.dataset import MESSAGE, SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
 FORMATS = ("parquet", "jsonl")
-MESSAGES = TRAJECTORIES["messages"]
+MESSAGES = pl.List(MESSAGE)
 MANIFEST = "manifest.json"
 
 # Sessions whose every file holds text (ingested under full).
@@ -95,24 +95,26 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
 
 def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
     rows = []
-    current, acc = None, None
+    acc: _Conversation | None = None
     for step in steps.iter_rows(named=True):
-        if step["session_id"] != current:
+        if acc is None or step["session_id"] != acc.session_id:
             if acc is not None:
                 rows.append(acc.row())
-            current, acc = step["session_id"], _Conversation(step["session_id"])
+            acc = _Conversation(step["session_id"])
         acc.add(step)
     if acc is not None:
         rows.append(acc.row())
-    schema = {
-        "session_id": pl.String,
-        "n_steps": pl.Int64,
-        "n_tool_calls": pl.Int64,
-        "n_errors": pl.Int64,
-        "cut_chars": pl.Int64,
-        "trajectory_sha256": pl.String,
-        "messages": MESSAGES,
-    }
+    schema = pl.Schema(
+        {
+            "session_id": pl.String,
+            "n_steps": pl.Int64,
+            "n_tool_calls": pl.Int64,
+            "n_errors": pl.Int64,
+            "cut_chars": pl.Int64,
+            "trajectory_sha256": pl.String,
+            "messages": MESSAGES,
+        }
+    )
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 

@@ -3,8 +3,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import sys
 from collections import Counter
 from datetime import UTC, datetime
+from importlib.abc import MetaPathFinder
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 import orjson
@@ -14,6 +17,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
 CORPUS = ROOT.parent / "shared" / "corpus"
 MARKER = "SGMARK7f3a"  # planted into log text by plant_logs; must never come out under metadata_only
+MAPPED = ("ingest", "inference", "sql")  # folders that install as sessiongraph.<name>
+
+
+class OneName(MetaPathFinder):
+    """Under pytest the repository root is on sys.path (for ``from tests.conftest import ...``), so the
+    folders ``ingest/``, ``inference/`` and ``sql/`` would also import under their bare names: a second
+    copy of every module, and code that works here but not from the wheel. Refuse those names."""
+
+    def find_spec(self, name, path=None, target=None):
+        if path is None and name in MAPPED:
+            spec = PathFinder.find_spec(name)
+            if spec is not None and spec.origin and Path(spec.origin).is_relative_to(ROOT):
+                raise ImportError(f"import sessiongraph.{name}, not {name}: {name}/ installs as sessiongraph.{name}")
+        return None
+
+
+if not any(isinstance(f, OneName) for f in sys.meta_path):
+    sys.meta_path.insert(0, OneName())
 
 
 @pytest.fixture

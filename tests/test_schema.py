@@ -41,6 +41,12 @@ def test_store_table_matches_frame(tmp_path, table):
     assert cols == expected
 
 
+def test_every_frame_is_declared_on_frames():
+    """frames.<table> is declared in the class body for the type checker, one per table of the contract."""
+    assert set(Frames.__annotations__) == set(SCHEMAS)
+    assert all(isinstance(getattr(Frames.empty(), name), pl.DataFrame) for name in SCHEMAS)
+
+
 def test_empty_frames_keep_their_schemas():
     frames = Frames.empty()
     for name, schema in SCHEMAS.items():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import cast
 
 import polars as pl
 import pyarrow as pa
@@ -155,7 +156,8 @@ def unpack(block: pa.Table) -> Iterator[tuple[int, Found, Frames]]:
     for name, schema in SCHEMAS.items():
         lists = block.column(name).combine_chunks()
         offsets = lists.offsets.to_pylist()
-        flat = conform(pl.from_arrow(pa.Table.from_struct_array(lists.flatten())), schema)
+        # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+        flat = conform(cast(pl.DataFrame, pl.from_arrow(pa.Table.from_struct_array(lists.flatten()))), schema)
         per_frame[name] = [flat.slice(a - offsets[0], b - a) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
     for k, i in enumerate(index):
         yield i, found[k], Frames(**{name: parts[k] for name, parts in per_frame.items()})
