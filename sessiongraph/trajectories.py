@@ -28,6 +28,7 @@ import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Any
 
 import orjson
 import polars as pl
@@ -104,18 +105,16 @@ def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
         acc.add(step)
     if acc is not None:
         rows.append(acc.row())
-    schema = pl.Schema(
-        {
-            "session_id": pl.String,
-            "n_steps": pl.Int64,
-            "n_tool_calls": pl.Int64,
-            "n_errors": pl.Int64,
-            "cut_chars": pl.Int64,
-            "trajectory_sha256": pl.String,
-            "messages": MESSAGES,
-        }
-    )
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    cols: dict[str, Any] = {
+        "session_id": pl.String,
+        "n_steps": pl.Int64,
+        "n_tool_calls": pl.Int64,
+        "n_errors": pl.Int64,
+        "cut_chars": pl.Int64,
+        "trajectory_sha256": pl.String,
+        "messages": MESSAGES,
+    }
+    return pl.DataFrame(rows, schema=pl.Schema(cols), orient="row")
 
 
 class _Conversation:
