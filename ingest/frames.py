@@ -370,6 +370,8 @@ class Frames:
     diagnostics: pl.DataFrame
     documents: pl.DataFrame
     outcomes: pl.DataFrame
+    steps: pl.DataFrame
+    texts: pl.DataFrame
 
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)
