@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo/sessiongraph.duckdb
 
-.PHONY: install demo test lint fuzz bench clean
+.PHONY: install demo test lint fuzz bench bench-scale clean
 
 $(BIN)/sessiongraph: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,16 +36,25 @@ FUZZ_EXAMPLES ?= 1000
 fuzz: install
 	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/test_fuzz.py
 
-# benchmarks/run.py on a generated corpus of BENCH_MB MB (benchmarks/README.md); BENCH_ARGS adds
-# flags, e.g. BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
+# benchmarks/run.py on a generated corpus of BENCH_MB MB, the shared real logs replicated to 160 MB
+# and 100 MB of small files (benchmarks/README.md); BENCH_ARGS adds flags, e.g.
+# BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
 BENCH_MB ?= 1000
 BENCH_ARGS ?=
 $(VENV)/.bench-installed: $(BIN)/sessiongraph
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+# Then benchmarks/scale.py: cold ingests of repeat_samples corpora of SCALE_SIZES MB, and warm,
+# one-appended-line and new-file costs at the largest (SCALE_ARGS: e.g. --workdir DIR --json).
+SCALE_SIZES ?= 100,400
+SCALE_ARGS ?=
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
+	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)
+
+bench-scale: $(VENV)/.bench-installed
+	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)
 
 clean:
 	rm -rf $(VENV) demo build *.egg-info .pytest_cache .mypy_cache .ruff_cache

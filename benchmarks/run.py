@@ -1,8 +1,13 @@
-"""Benchmark sessiongraph ingest on one generated corpus and print a table (or --json).
+"""Benchmark sessiongraph ingest on three corpora and print a table for each (or --json).
 
-    python benchmarks/run.py --size 1000                  # ~1 GB corpus in a temp dir, deleted after
+    python benchmarks/run.py --size 1000                  # the three corpora in a temp dir, deleted after
     python benchmarks/run.py --corpus DIR --size 1000     # generate into DIR once, reuse it next time
     python benchmarks/run.py --size 200 --big-file-mb 100 --skip loopmath --json
+    python benchmarks/run.py --size 0 --small-mb 0 --real-corpus DIR   # the real corpus only, kept in DIR
+
+The corpora: ``generated`` (``gen.py``, ``--size`` MB), ``real`` (the shared real transcripts
+copied with fresh ids by ``replicate.py``, ``--real-mb`` MB) and ``small_files``
+(``repeat_samples.py``, ``--small-mb`` MB of tiny files). ``0`` skips one.
 
 Every measured step runs as its own child process under a fresh probe process (``run.py
 _probe``), which times it and, after reaping it, reads its own ``/proc/self/io`` and
@@ -12,7 +17,8 @@ Bytes read are ``rchar`` (every byte returned by read(2)-like calls, page cache 
 store's DuckDB reads count too); ``read_bytes`` only counts what missed the page cache, which
 on a freshly generated corpus is close to nothing.
 
-Steps, in order (``--skip`` names in brackets):
+Steps, in order (``--skip`` names in brackets; the real corpus has no append and big steps, the
+small-files corpus only the orjson, cold all-cores and warm steps):
 - [orjson] every line of every file through ``orjson.loads`` in one process: the parse floor
 - [ingest1w] cold ``sessiongraph ingest --workers 1`` into a fresh store
 - cold ``sessiongraph ingest`` with all cores into a fresh store (the base of the next steps)
@@ -45,7 +51,9 @@ import orjson
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-import gen  # noqa: E402 - the generator lives next to this file
+import gen  # noqa: E402 - the generators live next to this file
+import repeat_samples  # noqa: E402
+import replicate  # noqa: E402
 
 SKIPPABLE = ("orjson", "ingest1w", "loopmath", "warm", "append", "big")
 KEYS = (
@@ -57,6 +65,12 @@ KEYS = (
     "ratio_vs_orjson",
     "loopmath_s",
     "ratio_vs_loopmath",
+    "ratio_vs_loopmath_1w",
+    "orjson_cpu_s",
+    "ingest_cpu_s_1w",
+    "loopmath_cpu_s",
+    "ratio_vs_orjson_cpu",
+    "ratio_vs_loopmath_1w_cpu",
     "warm_s",
     "append_s",
     "append_bytes_read",
@@ -84,12 +98,14 @@ def probe_main(argv: list[str]) -> int:
         rc = subprocess.call(cmd, stdout=fo, stderr=fe)
     seconds = time.perf_counter() - t0
     after = _io_self()
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = usage.ru_maxrss  # KiB on Linux
     print(
         json.dumps(
             {
                 "rc": rc,
                 "seconds": seconds,
+                "cpu_s": usage.ru_utime + usage.ru_stime,  # the whole tree's, pool workers included
                 "rchar": after["rchar"] - before["rchar"],
                 "read_bytes": after["read_bytes"] - before["read_bytes"],
                 "peak_rss_mb": peak / 1024,
@@ -128,24 +144,32 @@ def child_env(**extra: str) -> dict:
 
 def orjson_main(argv: list[str]) -> int:
     """``run.py _orjson DIR``: parse every line of every log file; print bytes and seconds."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     total = lines = 0
     loads = orjson.loads
     for path in corpus_files(Path(argv[0])):
         with open(path, "rb") as fh:
             if path.suffix == ".json":
                 data = fh.read()
-                loads(data)
+                _try(loads, data)
                 total += len(data)
                 lines += 1
                 continue
             for raw in fh:
                 total += len(raw)
                 if raw.strip():
-                    loads(raw)
+                    _try(loads, raw)
                     lines += 1
-    print(json.dumps({"bytes": total, "lines": lines, "seconds": time.perf_counter() - t0}))
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"bytes": total, "lines": lines, "seconds": seconds, "cpu_s": cpu}))
     return 0
+
+
+def _try(loads, data: bytes) -> None:
+    try:
+        loads(data)
+    except orjson.JSONDecodeError:
+        pass  # a broken sample (repeat_samples copies them too): parsed as far as it goes
 
 
 def corpus_files(root: Path) -> list[Path]:
@@ -174,10 +198,8 @@ def workspaces(root: Path) -> list[str]:
     """loopmath's workspace label of every cwd in the corpus: the cwd's last folder name
     (loopmath/ingest/base.py workspace_name, without its ``Workspace/<name>`` special case)."""
     found: set[str] = set()
-    heads = [next(iter(sorted(d.glob("*.jsonl"))), None) for d in (root / ".claude" / "projects").glob("*")]
-    heads += sorted((root / ".codex").rglob("rollout-*.jsonl"))
-    for f in heads:
-        if f is None:
+    for f in corpus_files(root):
+        if f.suffix != ".jsonl":
             continue
         with open(f, "rb") as fh:
             for raw in fh.read(1 << 16).split(b"\n")[:20]:
@@ -224,12 +246,14 @@ def say(msg: str) -> None:
 
 
 class Bench:
-    def __init__(self, corpus: Path, work: Path, skip: set[str], big_mb: float, seed: int):
+    def __init__(self, corpus: Path, work: Path, skip: set[str], big_mb: float, seed: int, label: str = "generated"):
         self.corpus, self.work, self.skip, self.big_mb, self.seed = corpus, work, skip, big_mb, seed
+        self.label = label
+        self.work.mkdir(parents=True, exist_ok=True)
         self.files = corpus_files(corpus)
         self.bytes = sum(f.stat().st_size for f in self.files)
         self.mb = self.bytes / 1e6
-        self.rows: list[tuple] = []  # (step, seconds, MB/s, peak RSS MiB, MB read) for the table
+        self.rows: list[tuple] = []  # (step, seconds, cpu s, MB/s, peak RSS MiB, MB read) for the table
         self.r: dict = dict.fromkeys(KEYS)
         self.r.update(corpus_mb=round(self.mb, 1), files=len(self.files))
         self.rss: list[float] = []
@@ -238,7 +262,7 @@ class Bench:
 
     def row(self, step: str, m: dict, mb: float | None = None) -> None:
         rate = mb / m["seconds"] if mb else None
-        self.rows.append((step, m["seconds"], rate, m["peak_rss_mb"], m["rchar"] / 1e6))
+        self.rows.append((step, m["seconds"], m["cpu_s"], rate, m["peak_rss_mb"], m["rchar"] / 1e6))
 
     def ingest(self, name: str, db: Path, *extra: str, corpus: Path | None = None) -> dict:
         m = measure(
@@ -264,20 +288,28 @@ class Bench:
         self.r["peak_rss_mb"] = round(max(self.rss), 1) if self.rss else None
         o, w1 = self.r["orjson_mb_s"], self.r["ingest_mb_s_1w"]
         self.r["ratio_vs_orjson"] = round(w1 / o, 3) if o and w1 else None
+        if self.r["loopmath_s"] and w1:  # loopmath runs in one process: against one worker
+            self.r["ratio_vs_loopmath_1w"] = round(self.r["loopmath_s"] / (self.mb / w1), 2)
+        # The same ratios in CPU seconds, which other jobs on a shared machine disturb far less.
+        oc, ic, lc = self.r["orjson_cpu_s"], self.r["ingest_cpu_s_1w"], self.r["loopmath_cpu_s"]
+        self.r["ratio_vs_orjson_cpu"] = round(oc / ic, 3) if oc and ic else None
+        self.r["ratio_vs_loopmath_1w_cpu"] = round(lc / ic, 2) if lc and ic else None
         return self.r
 
     def orjson(self) -> None:
         say("orjson: parsing every line ...")
         m = measure("orjson", [sys.executable, __file__, "_orjson", str(self.corpus)], self.work)
         inner = json.loads(m["stdout"])
-        m["seconds"] = inner["seconds"]  # the parse loop alone, without interpreter start
+        m["seconds"], m["cpu_s"] = inner["seconds"], inner["cpu_s"]  # the parse loop alone, without start-up
         self.r["orjson_mb_s"] = round(inner["bytes"] / 1e6 / inner["seconds"], 1)
+        self.r["orjson_cpu_s"] = round(inner["cpu_s"], 3)
         self.row("orjson.loads every line", m, self.mb)
 
     def cold_one_worker(self) -> None:
         say("ingest --workers 1 (cold) ...")
         m = self.ingest("ingest1w", self.work / "store-1w.duckdb", "--workers", "1")
         self.r["ingest_mb_s_1w"] = round(self.mb / m["seconds"], 1)
+        self.r["ingest_cpu_s_1w"] = round(m["cpu_s"], 3)
         self.rss.append(m["peak_rss_mb"])
         self.row("ingest --workers 1 (cold)", m, self.mb)
 
@@ -287,7 +319,7 @@ class Bench:
         store = self.work / "store.duckdb"
         m = self.ingest("ingest", store, "--workers", str(cores))
         self.ingest_summary = m["summary"]
-        self.cold_all_s = m["seconds"]
+        self.cold_all_s, self.cold_all_cpu = m["seconds"], m["cpu_s"]
         self.r["ingest_mb_s_all"] = round(self.mb / m["seconds"], 1)
         self.rss.append(m["peak_rss_mb"])
         self.row(f"ingest --workers {cores} (cold)", m, self.mb)
@@ -338,9 +370,11 @@ class Bench:
             f"({json.loads(m['stdout']).get('documents')} OCP documents)"
         )
         self.r["loopmath_s"] = round(lm["seconds"], 2)
+        self.r["loopmath_cpu_s"] = round(lm["cpu_s"], 2)
         self.r["ratio_vs_loopmath"] = round(lm["seconds"] / ours, 2)
         self.row("loopmath graph --all --no-cache", lm, self.mb)
-        self.rows.append(("ingest (all cores) + export ocp", ours, self.mb / ours, None, None))
+        cpu = self.cold_all_cpu + m["cpu_s"]
+        self.rows.append(("ingest (all cores) + export ocp", ours, cpu, self.mb / ours, None, None))
 
     def warm(self, store: Path) -> None:
         say("warm re-ingest ...")
@@ -385,25 +419,33 @@ class Bench:
 # -- output ------------------------------------------------------------------------------------
 
 
-def table(b: Bench, source: str, plan: dict | None) -> str:
+def table(b: Bench, source: str, plan: dict | None, expected_edges: dict | None = None) -> str:
     cores = os.cpu_count() or 1
     head = (
-        f"sessiongraph benchmark, {datetime.now(UTC):%Y-%m-%d}: corpus {b.mb:.1f} MB, {len(b.files)} files "
-        f"({source}), {cores} cores"
+        f"sessiongraph benchmark, {datetime.now(UTC):%Y-%m-%d}, {b.label} corpus: {b.mb:.1f} MB, "
+        f"{len(b.files)} files ({source}), {cores} cores, load average {os.getloadavg()[0]:.1f}"
     )
-    lines = [head, "", f"{'step':<44} {'seconds':>8} {'MB/s':>8} {'peak RSS MiB':>13} {'MB read':>9}"]
-    for step, secs, rate, rss, read in b.rows:
-        lines.append(f"{step:<44} {secs:>8.2f} {_num(rate, 1):>8} {_num(rss, 0):>13} {_num(read, 1):>9}")
+    lines = [head, "", f"{'step':<44} {'seconds':>8} {'cpu s':>7} {'MB/s':>8} {'peak RSS MiB':>13} {'MB read':>9}"]
+    for step, secs, cpu, rate, rss, read in b.rows:
+        lines.append(
+            f"{step:<44} {secs:>8.2f} {_num(cpu, 2):>7} {_num(rate, 1):>8} {_num(rss, 0):>13} {_num(read, 1):>9}"
+        )
     r = b.r
     lines += [
         "",
         f"ratio ingest --workers 1 / orjson: {_num(r['ratio_vs_orjson'], 3)}; "
-        f"loopmath / (ingest + export): {_num(r['ratio_vs_loopmath'], 2)}",
+        f"loopmath / (ingest + export): {_num(r['ratio_vs_loopmath'], 2)}; "
+        f"loopmath / ingest --workers 1: {_num(r['ratio_vs_loopmath_1w'], 2)}",
+        f"in CPU seconds: orjson / ingest --workers 1: {_num(r['ratio_vs_orjson_cpu'], 3)}; "
+        f"loopmath / ingest --workers 1: {_num(r['ratio_vs_loopmath_1w_cpu'], 2)}",
     ]
+    got = b.ingest_summary.get("edges_by_kind")
     if plan is not None:
-        got = b.ingest_summary.get("edges_by_kind")
         ok = "yes" if got == plan["edges_by_kind"] else f"NO: planted {plan['edges_by_kind']}, found {got}"
         lines.append(f"edges found as planted: {ok}")
+    if expected_edges is not None:
+        ok = "yes" if got == expected_edges else f"NO: expected {expected_edges}, found {got}"
+        lines.append(f"edges = copies x those of one copy: {ok}")
     lines.append("diagnostics: " + (json.dumps(b.ingest_summary.get("diagnostics_by_code")) or "{}"))
     lines += b.notes
     return "\n".join(lines)
@@ -420,16 +462,21 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["_orjson"]:
         return orjson_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", type=float, default=1000, help="corpus size in MB (10^6 bytes) when generating")
+    ap.add_argument("--size", type=float, default=1000, help="generated corpus size in MB (10^6 bytes); 0: skip it")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
-        "--corpus", type=Path, help="use this corpus; an empty or missing folder is generated into and kept"
+        "--corpus", type=Path, help="use this generated corpus; an empty or missing folder is generated into and kept"
     )
     ap.add_argument("--big-file-mb", type=float, default=700, help="size of the one-transcript measurement (0: skip)")
+    ap.add_argument("--real-mb", type=float, default=160, help="replicated real corpus size in MB (0: skip it)")
+    ap.add_argument("--real-corpus", type=Path, help="use this replicated real corpus (made into it when empty)")
+    ap.add_argument("--real-src", type=Path, action="append", help="trees to replicate (default: replicate.py's)")
+    ap.add_argument("--small-mb", type=float, default=100, help="many-small-files corpus size in MB (0: skip it)")
+    ap.add_argument("--small-corpus", type=Path, help="use this many-small-files corpus (made into it when empty)")
     ap.add_argument("--skip", default="", help=f"comma-separated steps to skip: {','.join(SKIPPABLE)}")
-    ap.add_argument("--keep", action="store_true", help="keep the generated corpus and the stores")
+    ap.add_argument("--keep", action="store_true", help="keep the generated corpora and the stores")
     ap.add_argument("--workdir", type=Path, help="where the temp folder goes (default: the system temp dir)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object (the table goes to stderr)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (the tables go to stderr)")
     args = ap.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if skip - set(SKIPPABLE):
@@ -437,28 +484,75 @@ def main(argv: list[str] | None = None) -> int:
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="sessiongraph-bench-", dir=args.workdir))
-    corpus, plan = args.corpus, None
+    results: dict[str, dict | None] = {"generated": None, "real": None, "small_files": None}
+    texts = []
     try:
-        if corpus is None or not corpus.exists() or not any(corpus.iterdir()):
-            corpus = corpus or work / "corpus"
-            say(f"generating {args.size:g} MB into {corpus} ...")
-            plan = gen.generate(corpus, args.size, seed=args.seed)
-            say(f"  {plan['files']} files, {plan['mb']} MB in {plan['seconds']} s ({plan['mb_s']} MB/s)")
-        bench = Bench(corpus, work, skip, args.big_file_mb, args.seed)
-        result = bench.run()
-        source = f"generated, seed {args.seed}" if plan else f"given: {corpus}"
-        text = table(bench, source, plan)
-        if args.json:  # the table still goes to stderr, for the record
+        if args.size > 0:
+            corpus, plan = args.corpus, None
+            if corpus is None or not _filled(corpus):
+                corpus = corpus or work / "corpus"
+                say(f"generating {args.size:g} MB into {corpus} ...")
+                plan = gen.generate(corpus, args.size, seed=args.seed)
+                say(f"  {plan['files']} files, {plan['mb']} MB in {plan['seconds']} s ({plan['mb_s']} MB/s)")
+            bench = Bench(corpus, work / "generated", skip, args.big_file_mb, args.seed)
+            results["generated"] = bench.run()
+            texts.append(table(bench, f"generated, seed {args.seed}" if plan else f"given: {corpus}", plan))
+        if args.real_mb > 0:
+            corpus = args.real_corpus or work / "real"
+            if not _filled(corpus):
+                say(f"replicating real logs to {args.real_mb:g} MB into {corpus} ...")
+                sources = args.real_src or [s for s in replicate.DEFAULT_SOURCES if s.is_dir()]
+                if not sources:
+                    raise SystemExit("no real logs to replicate (../shared is absent): use --real-src or --real-mb 0")
+                done = replicate.replicate(sources, corpus, size_mb=args.real_mb)
+                say(f"  {done['copies']} copies, {done['files']} files, {done['bytes'] / 1e6:.1f} MB")
+            bench = Bench(corpus, work / "real-work", skip | {"append", "big"}, 0, args.seed, label="real")
+            results["real"] = bench.run()
+            texts.append(
+                table(bench, f"replicate.py: {_copies(corpus)} copies", None, _edges_times_copies(corpus, bench))
+            )
+        if args.small_mb > 0:
+            corpus = args.small_corpus or work / "small"
+            if not _filled(corpus):
+                say(f"repeating sample_logs to {args.small_mb:g} MB into {corpus} ...")
+                files = repeat_samples.log_files(repeat_samples.SAMPLES)
+                per_copy = sum(len(repeat_samples.Rewriter(0, set()).content(f.name, f.read_bytes())) for f in files)
+                repeat_samples.repeat(repeat_samples.SAMPLES, corpus, max(1, -(-int(args.small_mb * 1e6) // per_copy)))
+            small_skip = skip | {"ingest1w", "loopmath", "append", "big"}
+            bench = Bench(corpus, work / "small-work", small_skip, 0, args.seed, label="small_files")
+            results["small_files"] = bench.run()
+            texts.append(table(bench, f"repeat_samples.py --size-mb {args.small_mb:g}", None))
+        text = "\n\n".join(texts)
+        if args.json:  # the tables still go to stderr, for the record
             say(text)
-            print(json.dumps(result))
+            print(json.dumps(results))
         else:
             print(text)
     finally:
         if args.keep:
-            say(f"kept: {work}" + (f" and {corpus}" if args.corpus else ""))
+            say(f"kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _filled(folder: Path) -> bool:
+    return folder.exists() and any(folder.iterdir())
+
+
+def _copies(corpus: Path) -> int:
+    return sum(1 for d in corpus.iterdir() if d.name.startswith("copy-"))
+
+
+def _edges_times_copies(corpus: Path, bench: Bench) -> dict | None:
+    """The edges of one copy times the copies: what the whole replicated corpus must give when
+    no copy links to another."""
+    first = corpus / "copy-0000"
+    if not first.is_dir():
+        return None
+    m = bench.ingest("one-copy", bench.work / "store-one-copy.duckdb", corpus=first)
+    k = _copies(corpus)
+    return {kind: {t: n * k for t, n in tiers.items()} for kind, tiers in m["summary"]["edges_by_kind"].items()}
 
 
 if __name__ == "__main__":

@@ -182,7 +182,12 @@ def _versions(writes: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
             pl.col("src_tier").alias("tier"),
             "n_writes",
             pl.col("n_reads").fill_null(0),
-            "writers",
+            # On the latest version only: repeated on every version, a file that n sessions each
+            # wrote once would hold n x n names (quadratic in a team archive's hot paths).
+            pl.when(pl.col("version") == pl.col("n_writes"))
+            .then(pl.col("writers"))
+            .otherwise(pl.lit([], dtype=pl.List(pl.String)))
+            .alias("writers"),
             pl.col("consumers").fill_null(pl.lit([], dtype=pl.List(pl.String))),
         )
     )

@@ -91,7 +91,7 @@ ARTIFACTS = pl.Schema(
         "tier": pl.String,
         "n_writes": pl.Int64,  # versions of this path
         "n_reads": pl.Int64,  # reads by other sessions joined to this version
-        "writers": pl.List(pl.String),  # every session that wrote this path
+        "writers": pl.List(pl.String),  # every session that wrote this path; on its latest version's row only
         "consumers": pl.List(pl.String),  # sessions that read this version
     }
 )

@@ -29,28 +29,28 @@ while msgspec skips it unchecked.
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 import msgspec
 import orjson
 
-from sessiongraph.ingest import copies, resume
+from sessiongraph.ingest import copies, jsonl, resume
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
     decode_line,
+    decode_typed,
     find_uuids,
     json_type,
     parse_ts,
+    raw_value,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -109,7 +109,7 @@ INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
 # User-role text the harness wrote, not the person: a background task's result, a local command's
 # output, a reminder. (A slash command the person typed, <command-name>, is their prompt.)
 HARNESS_TEXT = ("<task-notification>", "<local-command-stdout>", "<local-command-stderr>", "<system-reminder>")
-DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")  # "plain": every line through orjson
+DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -237,31 +237,19 @@ class _Record(TypedDict, total=False):
     parentToolUseID: Any
     message: _Message | None
     toolUseResult: msgspec.Raw
-    data: msgspec.Raw
+    data: _Data | None  # agent ids of agent_progress: decoded here, the nested message skipped
 
 
 _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
-_UTF8_SLICE = 1 << 16
-ORJSON_MAX_DEPTH = 1024
-# msgspec nests through Py_EnterRecursiveCall, bounded by sys.getrecursionlimit() up to 3.11 (from
-# 3.12 by a separate C limit).
-_NESTING_BY_RECURSION_LIMIT = sys.version_info < (3, 12)
+_val = raw_value
 
 
 def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
     """``decode_line``'s record cut down to the fields the parser reads (see the module doc)."""
-    # msgspec checks UTF-8 only in the strings it decodes; orjson rejects (or repairs) any line
-    # with invalid UTF-8, so such a line takes the plain path. So does one msgspec might read
-    # although it nests deeper than orjson reads.
-    if (raw.isascii() or _utf8(raw)) and _not_too_deep(raw):
-        try:
-            return _with_usage(cast(dict, _RECORD.decode(raw)))  # a TypedDict decodes to a plain dict
-        except (msgspec.DecodeError, RecursionError, orjson.JSONDecodeError):  # incl. ValidationError
-            pass
-    return decode_line(raw, n, diags)
+    return decode_typed(raw, n, diags, _RECORD, _with_usage)
 
 
 def _with_usage(rec: dict) -> dict:
@@ -272,47 +260,6 @@ def _with_usage(rec: dict) -> dict:
     if msg is not None and "usage" in msg:
         msg["usage"] = orjson.loads(memoryview(msg["usage"]))
     return rec
-
-
-def _not_too_deep(raw: bytes) -> bool:
-    """True when msgspec cannot read this line if orjson rejects it as nested past 1024 levels:
-    on 3.11 msgspec stops at a recursion limit below that, or the line has too few brackets."""
-    if _NESTING_BY_RECURSION_LIMIT and sys.getrecursionlimit() <= ORJSON_MAX_DEPTH:
-        return True
-    return raw.count(b"[") + raw.count(b"{") <= ORJSON_MAX_DEPTH
-
-
-def _utf8(raw: bytes) -> bool:
-    """Whether ``raw`` is valid UTF-8."""
-    # In slices: each decoded slice is small and freed at once (decoding a long line whole
-    # allocates, and faults in, up to four times its size).
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(raw)
-    try:
-        for i in range(0, len(raw), _UTF8_SLICE):
-            decoder.decode(view[i : i + _UTF8_SLICE])
-        decoder.decode(b"", True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _val(value: object, decoder: msgspec.json.Decoder | None = None) -> object:
-    """A field as the plain path has it: a Raw left by decode_fast is decoded now, by ``decoder``
-    (the keys the parser reads) when it is an object, else whole by orjson."""
-    if type(value) is not msgspec.Raw:
-        return value
-    view = memoryview(value)
-    if decoder is not None:
-        try:
-            return decoder.decode(view)
-        except (msgspec.ValidationError, RecursionError):
-            pass  # not an object (the parser reports or ignores the value), or deep for this stack
-    try:
-        return orjson.loads(view)
-    except orjson.JSONDecodeError:
-        # Only a number orjson cannot hold (beyond a double) gets here: msgspec skipped it.
-        return None
 
 
 class _Parser:

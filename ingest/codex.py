@@ -17,6 +17,11 @@ naming another thread and ends at the first turn the child itself starts: a ``ta
 ``turn_context`` whose ``turn_id`` (a UUIDv7, like thread ids) is not older than the child's own
 thread id. Without UUIDv7 ids to compare, a turn that starts at least ``REPLAY_GAP`` after the
 last copied record ends it (a re-stamped replay is written in one burst).
+
+Lines are decoded by msgspec into dicts of the fields the parser reads (``jsonl.decode_typed``):
+reasoning, instructions and assistant text are skipped, message text and command output are kept
+undecoded until read. ``SESSIONGRAPH_DECODE=plain`` decodes every line whole with orjson; the
+frames are the same either way (tests/test_fast_decode.py).
 """
 
 from __future__ import annotations
@@ -25,13 +30,26 @@ import os
 import re
 from collections import Counter
 from datetime import datetime, timedelta
+from typing import Any, TypedDict
 from uuid import UUID
 
+import msgspec
 import orjson
 
-from sessiongraph.ingest import copies, resume
+from sessiongraph.ingest import copies, jsonl, resume
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, find_uuids, json_type, parse_ts, text_hash
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    as_int,
+    as_str,
+    decode_line,
+    decode_typed,
+    find_uuids,
+    json_type,
+    parse_ts,
+    raw_value,
+    text_hash,
+)
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.steps import StepLog, json_text
@@ -139,6 +157,7 @@ PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete
 # Output headers: "Exit code: N" (shell_command, unified exec) / "Process exited with code N".
 _EXIT = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
 _PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
+_PROC_TEXT = "Process running with session ID "
 _PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 _META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
 _META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
@@ -184,7 +203,72 @@ def parse(path: str) -> Frames:
 
 def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
-    return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub)
+    decode = decode_line if DECODE == "plain" else decode_fast
+    return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub, decode)
+
+
+# -- decoding --------------------------------------------------------------------------------
+# What the parser reads, as msgspec types (jsonl.decode_typed). A field whose JSON type the parser
+# may report is typed strictly (another type sends the line to the plain path) or kept Raw and
+# decoded by orjson when read, as are numbers it checks by type (spawn depth, token counts):
+# msgspec keeps an integer past 64 bits an int where orjson makes it a float.
+
+DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
+
+
+class _Fields(TypedDict, total=False):
+    """Payload keys (and the top-level keys of pre-envelope headers and bare items)."""
+
+    type: str | None
+    id: str | None
+    timestamp: str | None
+    cwd: Any
+    model: Any
+    role: Any
+    content: msgspec.Raw  # read for the first user message and for steps
+    summary: msgspec.Raw  # reasoning summary: a step's text
+    name: Any
+    arguments: str | None
+    call_id: Any
+    output: str | list | dict | None
+    input: str | None
+    action: msgspec.Raw  # local_shell_call: read through _ACTION; any call's step text
+    message: msgspec.Raw  # read for the first user_message only, and a compaction's text
+    info: msgspec.Raw
+    exit_code: Any  # _exit_code keeps only exit codes (a number past 64 bits is no exit code either way)
+    aggregated_output: msgspec.Raw  # scanned for ids when the call may own them
+    stdout: msgspec.Raw
+    stderr: msgspec.Raw
+    parsed_cmd: msgspec.Raw
+    success: Any
+    changes: msgspec.Raw
+    new_thread_id: Any
+    turn_id: Any  # turn_context / task_started: where a forked child's own history begins
+    kind: Any  # sub_agent_activity
+    event_id: Any
+    agent_thread_id: Any
+    # session_meta and the pre-envelope header
+    git: Any
+    source: msgspec.Raw
+    originator: Any
+    cli_version: Any
+    parent_thread_id: Any
+    agent_role: Any
+    forked_from_id: Any
+    session_id: Any
+
+
+class _Record(_Fields, total=False):
+    payload: _Fields | None
+    record_type: Any
+
+
+_RECORD = msgspec.json.Decoder(_Record)
+
+
+def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
+    """``decode_line``'s record cut down to the fields the parser reads."""
+    return decode_typed(raw, n, diags, _RECORD)
 
 
 def _texts(value: object) -> str | None:
@@ -242,10 +326,15 @@ def _header(text: str) -> str:
 
 def _exit_from(text: str | None, obj: dict | None) -> int | None:
     meta = obj.get("metadata") if obj else None
-    if isinstance(meta, dict) and type(meta.get("exit_code")) is int:
-        return meta["exit_code"]
+    if isinstance(meta, dict) and (code := _exit_code(meta.get("exit_code"))) is not None:
+        return code
     m = _EXIT.search(_header(text)[:1000]) if text else None
     return int(m.group(1)) if m else None
+
+
+def _exit_code(value: object) -> int | None:
+    """An exit code: an integer in the store's INTEGER range (anything else is none)."""
+    return value if type(value) is int and -(2**31) <= value < 2**31 else None
 
 
 def _first_ids(texts: list[str]) -> list[str]:
@@ -289,7 +378,7 @@ def _identity(m: dict) -> dict:
     """The session fields a header (session_meta payload or pre-envelope header line) gives,
     as plain values: the header's instructions text is not kept."""
     git = g if isinstance(g := m.get("git"), dict) else {}
-    source, originator = m.get("source"), as_str(m.get("originator"))
+    source, originator = raw_value(m.get("source")), as_str(m.get("originator"))
     entry, kind, bad_source = None, "main", None
     spawn: dict = {}
     if isinstance(source, str):
@@ -489,7 +578,7 @@ class _Rollout:
         elif kind == "event_msg":
             self._event(p, ts, n)
         elif kind == "compacted":
-            self.steps.add(0, n, ts, "system", "compaction", as_str(p.get("message")))
+            self.steps.add(0, n, ts, "system", "compaction", as_str(raw_value(p.get("message"))))
 
     def copied(self, kind: object, p: object, raw_ts: object) -> bool:
         """Whether this envelope record is part of a replayed parent history (module doc): the
@@ -553,7 +642,7 @@ class _Rollout:
             elif row["kind"] == "patch":
                 self._set_patch(row, text)
         elif t == "local_shell_call":
-            action = p.get("action")
+            action = raw_value(p.get("action"))
             if not isinstance(action, dict):
                 self.diags.add("wrong_type", n, f"local_shell_call.action: {json_type(action)}")
                 action = {}
@@ -566,7 +655,7 @@ class _Rollout:
         elif t == "message" and p.get("role") == "user" and self.item_prompt_hash is None:
             # Injected context (<environment_context>, <user_instructions>, AGENTS.md) is not
             # the prompt; pre-envelope files have no user_message event to tell them apart.
-            text = _texts(p.get("content"))
+            text = _texts(raw_value(p.get("content")))
             if text and not text.lstrip().startswith(("<", "# AGENTS.md")):
                 self.item_prompt_hash = text_hash(text)
 
@@ -574,7 +663,7 @@ class _Rollout:
         """The step a response item is (the event_msg copies of messages are not steps)."""
         role, kind, text, call_id, tool = "assistant", None, None, None, None
         if t == "message":
-            text, who = _texts(p.get("content")), p.get("role")
+            text, who = _texts(raw_value(p.get("content"))), p.get("role")
             if who == "assistant":
                 kind = "text"
             elif who == "user" and not (text or "").lstrip().startswith(("<", "# AGENTS.md")):
@@ -582,12 +671,12 @@ class _Rollout:
             else:  # developer/system instructions, injected environment and AGENTS.md
                 role, kind = "system", "context"
         elif t == "reasoning":  # readable only as its summary (or raw content); else encrypted
-            kind, text = "thinking", _texts(p.get("summary")) or _texts(p.get("content"))
+            kind, text = "thinking", _texts(raw_value(p.get("summary"))) or _texts(raw_value(p.get("content")))
         elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             kind, call_id = "tool_call", as_str(p.get("call_id"))
             tool = {"local_shell_call": t, "web_search_call": t}.get(t) or as_str(p.get("name"))
             raw = {"function_call": "arguments", "custom_tool_call": "input"}.get(t)
-            text = json_text(p.get(raw) if raw else p.get("action"))
+            text = json_text(p.get(raw) if raw else raw_value(p.get("action")))
             if t == "web_search_call":
                 call_id = as_str(p.get("id"))
         elif t in ("function_call_output", "custom_tool_call_output"):
@@ -681,10 +770,11 @@ class _Rollout:
 
         Whose they are is settled when pairing, which may put them on a write_stdin poll's exec
         call."""
-        call_id, value = as_str(p.get("call_id")), p.get("output")
+        call_id, value = as_str(p.get("call_id")), raw_value(p.get("output"))
         text, obj = _output_parts(value)
         bad = json_type(value) if text is None and obj is None else None
-        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text else []
+        # A substring test first: the anchored pattern would be tried at every line of the output.
+        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text and _PROC_TEXT in text else []
         ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
         agents = None
         if obj:  # any JSON object answers a spawn, with or without an agent id
@@ -697,13 +787,15 @@ class _Rollout:
         for collab_agent_spawn_end."""
         call_id = as_str(p.get("call_id"))
         if t == "exec_command_end":
-            code = p.get("exit_code")
-            texts = [p[k] for k in ("aggregated_output", "stdout", "stderr") if isinstance(p.get(k), str)]
-            ids = _first_ids(texts) if self._may_own_ids(call_id) else []
-            return (t, call_id, ts, n, code if type(code) is int else None, ids)
+            code = _exit_code(p.get("exit_code"))
+            ids = []
+            if self._may_own_ids(call_id):
+                outs = [raw_value(p.get(k)) for k in ("aggregated_output", "stdout", "stderr")]
+                ids = _first_ids([o for o in outs if isinstance(o, str)])
+            return (t, call_id, ts, n, code, ids)
         if t == "patch_apply_end":
             ok = p.get("success")
-            changes = _change_facts(p.get("changes"))
+            changes = _change_facts(raw_value(p.get("changes")))
             return (t, call_id, ts, n, ok if isinstance(ok, bool) else None, changes)
         return (t, call_id, ts, n, as_str(p.get("new_thread_id")), None)
 
@@ -716,8 +808,8 @@ class _Rollout:
             self._tokens(p, ts, n)
         elif t == "turn_aborted":
             self.steps.add(0, n, ts, "user", "interrupt", None)
-        elif t == "user_message" and self.prompt_hash is None and isinstance(p.get("message"), str):
-            self.prompt_hash = text_hash(p["message"]) if p["message"] else ""
+        elif t == "user_message" and self.prompt_hash is None and isinstance(msg := raw_value(p.get("message")), str):
+            self.prompt_hash = text_hash(msg) if msg else ""
         elif t in ("exec_command_end", "patch_apply_end", "collab_agent_spawn_end"):
             self.ends.append(self._end_facts(t, p, ts, n))
             if t == "exec_command_end":
@@ -729,7 +821,7 @@ class _Rollout:
 
     def _reads(self, p: dict, ts, n: int) -> None:
         """The harness's own parse of the command: its `read` items are reported reads."""
-        parsed = p.get("parsed_cmd")
+        parsed = raw_value(p.get("parsed_cmd"))
         if parsed is not None and not isinstance(parsed, list):
             self.diags.add("wrong_type", n, f"exec_command_end.parsed_cmd: {json_type(parsed)}")
             return
@@ -758,7 +850,7 @@ class _Rollout:
     def _tokens(self, p: dict, ts, n: int, copied: bool = False) -> None:
         """A cumulative count becomes the difference from the last one. A copied count (a
         replayed parent's) only moves that baseline: the thread's own totals go on from it."""
-        info = p.get("info")
+        info = raw_value(p.get("info"))
         if info is None:  # a rate-limits-only update
             return
         if not isinstance(info, dict):
@@ -782,12 +874,13 @@ class _Rollout:
             return
         cached = as_int(total.get("cached_input_tokens"))
         cur = (
-            as_int(total.get("input_tokens")) - cached,
+            as_int(as_int(total.get("input_tokens")) - cached),
             cached,
             as_int(total.get("output_tokens")),
             as_int(total.get("reasoning_output_tokens")),
         )
-        inp, cache, out, reason = (c - q for c, q in zip(cur, self.prev, strict=True))
+        # as_int again: a difference of two counts near the BIGINT bounds may leave that range.
+        inp, cache, out, reason = (as_int(c - q) for c, q in zip(cur, self.prev, strict=True))
         self.prev, self.max_total = cur, grand
         if copied:
             return

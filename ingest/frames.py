@@ -387,14 +387,14 @@ class Frames:
     @classmethod
     def from_rows(cls, **rows: list[dict]) -> Frames:
         """Frames from lists of row dicts; missing tables are empty, missing keys null."""
-        _check_names(rows)
-        for name, table in rows.items():
-            # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
-            extra = set().union(*table) - SCHEMAS[name].keys() if table else set()
-            if extra:
-                raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
+        _check_rows(rows)
+        return cls._of_rows({name: list(rows.get(name) or ()) for name in SCHEMAS})
+
+    @classmethod
+    def _of_rows(cls, rows: dict[str, list[dict]]) -> Frames:
+        """Frames of rows already checked (a table of every name)."""
         out = cls.__new__(cls)
-        out._rows = {name: list(rows.get(name) or ()) for name in SCHEMAS}
+        out._rows = rows
         out._tables = {}
         return out
 
@@ -421,13 +421,15 @@ class Frames:
 
     def replace(self, **rows: list[dict]) -> Frames:
         """New frames with these tables' rows replaced and the others kept."""
-        _check_names(rows)
-        return Frames.from_rows(**{name: rows[name] if name in rows else self.rows(name) for name in SCHEMAS})
+        _check_rows(rows)  # only the new rows: the kept ones were checked when they came in
+        return Frames._of_rows(
+            {name: list((rows[name] or ()) if name in rows else self.rows(name)) for name in SCHEMAS}
+        )
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:
         if all(not p._tables for p in parts):  # all row-backed: join the rows, build once later
-            return cls.from_rows(**{name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
+            return cls._of_rows({name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
         return cls(**{name: pl.concat([p.table(name) for p in parts], how="vertical") for name in SCHEMAS})
 
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -440,6 +442,15 @@ def _table_property(name: str) -> property:
 
 for _name in SCHEMAS:  # frames.sessions, frames.calls, ...: the built polars frame
     setattr(Frames, _name, _table_property(_name))
+
+
+def _check_rows(rows: dict[str, list[dict]]) -> None:
+    _check_names(rows)
+    for name, table in rows.items():
+        # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
+        extra = {k for row in table for k in row} - SCHEMAS[name].keys()
+        if extra:
+            raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
 
 
 def _check_names(tables: dict) -> None:

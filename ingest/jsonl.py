@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import msgspec
 import orjson
 
 
@@ -86,6 +89,85 @@ def decode_line(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
         diags.add("not_object", n, type(obj).__name__)
         return None
     return obj
+
+
+# -- typed decoding (msgspec): only the fields an adapter reads -----------------------------------
+# An adapter describes the fields it reads as msgspec types; fields it never reads are skipped
+# unallocated, bodies it reads rarely are kept as msgspec.Raw and decoded by raw_value when
+# needed. Fields whose JSON type the adapter reports when unexpected are typed strictly, so such
+# a line fails the typed decoder and goes through decode_line: diagnostics are those of the
+# plain path. SESSIONGRAPH_DECODE=plain sends every line through decode_line.
+
+DECODE = os.environ.get("SESSIONGRAPH_DECODE", "fast")
+_UTF8_SLICE = 1 << 16
+ORJSON_MAX_DEPTH = 1024
+# msgspec nests through Py_EnterRecursiveCall, bounded by sys.getrecursionlimit() up to 3.11 (from
+# 3.12 by a separate C limit).
+_NESTING_BY_RECURSION_LIMIT = sys.version_info < (3, 12)
+
+
+def decode_typed(
+    raw: bytes, n: int, diags: Diagnostics, decoder: msgspec.json.Decoder, finish: Callable[[dict], dict] | None = None
+) -> dict | None:
+    """``raw`` decoded by ``decoder`` (then ``finish``), or by ``decode_line`` when the typed
+    decoder does not take it as it is (see above)."""
+    # msgspec checks UTF-8 only in the strings it decodes; orjson rejects (or repairs) any line
+    # with invalid UTF-8, so such a line takes the plain path. So does one msgspec might read
+    # although it nests deeper than orjson reads.
+    if (raw.isascii() or utf8_ok(raw)) and not_too_deep(raw):
+        try:
+            rec = decoder.decode(raw)
+            return finish(rec) if finish is not None else rec
+        except (msgspec.DecodeError, RecursionError, orjson.JSONDecodeError):  # incl. ValidationError
+            pass
+    return decode_line(raw, n, diags)
+
+
+def not_too_deep(raw: bytes) -> bool:
+    """True when msgspec cannot read this line if orjson rejects it as nested past 1024 levels:
+    on 3.11 msgspec stops at a recursion limit below that, or the line has too few brackets."""
+    if _NESTING_BY_RECURSION_LIMIT and sys.getrecursionlimit() <= ORJSON_MAX_DEPTH:
+        return True
+    return raw.count(b"[") + raw.count(b"{") <= ORJSON_MAX_DEPTH
+
+
+def utf8_ok(raw: bytes) -> bool:
+    """Whether ``raw`` is valid UTF-8."""
+    if len(raw) <= _UTF8_SLICE:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+    # In slices: each decoded slice is small and freed at once (decoding a long line whole
+    # allocates, and faults in, up to four times its size).
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for i in range(0, len(raw), _UTF8_SLICE):
+            decoder.decode(view[i : i + _UTF8_SLICE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def raw_value(value: object, decoder: msgspec.json.Decoder | None = None) -> object:
+    """A field as the plain path has it: a Raw left by a typed decoder is decoded now, by
+    ``decoder`` (the keys the adapter reads) when it is an object, else whole by orjson."""
+    if type(value) is not msgspec.Raw:
+        return value
+    view = memoryview(value)
+    if decoder is not None:
+        try:
+            return decoder.decode(view)
+        except (msgspec.ValidationError, RecursionError):
+            pass  # not an object (the adapter reports or ignores the value), or deep for this stack
+    try:
+        return orjson.loads(view)
+    except orjson.JSONDecodeError:
+        # Only a number orjson cannot hold (beyond a double) gets here: msgspec skipped it.
+        return None
 
 
 def parse_ts(value: object) -> datetime | None:

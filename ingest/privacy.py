@@ -64,7 +64,7 @@ def scrub_state(state, profile: str):
     if type(state) is dict and STATE_MARK in state:  # a StepLog: its rows hold no text, its texts do
         return {**state, "texts": scrub_state(state["texts"], profile)}
     if type(state) is dict:  # exactly: a Counter of model names stays a Counter
-        out = {k: scrub_state(v, profile) for k, v in state.items()}
+        out = {k: scrub_state(v, profile) if type(v) in _NESTED else v for k, v in state.items()}
         if "call_id" in state:
             for c in TEXT_COLUMNS["calls"]:
                 if c in out:
@@ -73,10 +73,15 @@ def scrub_state(state, profile: str):
             out["text"] = None
         return out
     if type(state) is list:
-        return [scrub_state(v, profile) for v in state]
+        return [scrub_state(v, profile) if type(v) in _NESTED else v for v in state]
     if type(state) is tuple:
-        return tuple(scrub_state(v, profile) for v in state)
+        return tuple([scrub_state(v, profile) if type(v) in _NESTED else v for v in state])
     return state
+
+
+# What scrub_state looks into; anything else is returned as it is without a call (a checkpoint's
+# state holds hundreds of thousands of strings and numbers).
+_NESTED = frozenset({dict, list, tuple})
 
 
 def _document(text: str, profile: str) -> str:

@@ -9,6 +9,7 @@ to read only what was appended since the last ingest (``ingest.resume``).
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import importlib.util
 from types import ModuleType
@@ -41,9 +42,21 @@ def load(table: dict[str, str], name: str, what: str) -> ModuleType:
 
 
 def get(name: str) -> ModuleType:
+    return _adapter(name) if name in ADAPTERS else load(ADAPTERS, name, "harness")
+
+
+# Both are asked once per file classified: the import machinery's lookups would cost more than
+# reading the file's head.
+@functools.cache
+def _adapter(name: str) -> ModuleType:
     return load(ADAPTERS, name, "harness")
 
 
 def names() -> list[str]:
     """Adapters that are installed (a module still being written is left out, not an error)."""
-    return [n for n, mod in ADAPTERS.items() if importlib.util.find_spec(mod) is not None]
+    return list(_installed())
+
+
+@functools.cache
+def _installed() -> tuple[str, ...]:
+    return tuple(n for n, mod in ADAPTERS.items() if importlib.util.find_spec(mod) is not None)

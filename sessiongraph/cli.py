@@ -1,19 +1,24 @@
-"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name."""
+"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name.
+
+The library modules are imported by the commands that use them: polars and DuckDB take longer to
+import than ``--help`` or a bad argument takes to answer.
+"""
 
 from __future__ import annotations
 
 import functools
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
-from sessiongraph import __version__, queries
+from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.steps import DEFAULT_MAX_TEXT_CHARS
-from sessiongraph.output import dumps, render
-from sessiongraph.pipeline import IngestSummary
-from sessiongraph.pipeline import ingest as run_ingest
+
+if TYPE_CHECKING:
+    from sessiongraph.pipeline import IngestSummary
 
 DB_OPTION = click.option(
     "--db",
@@ -72,7 +77,7 @@ def main() -> None:
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where files are parsed: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').",
+    help="Where files are parsed and the passes run: this machine's cores, or a Ray cluster (pip install 'sessiongraph[ray]').",
 )
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
@@ -91,13 +96,20 @@ def main() -> None:
     show_default=True,
     help="With --privacy full: keep at most this many characters of each step's text (texts.cut_chars counts the rest).",
 )
+@click.option(
+    "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
+)
 @_errors
-def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, max_text_chars):  # noqa: PLR0913
+def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, prune, max_text_chars):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read
-    again; a changed file's rows are replaced in one transaction.
+    again; a changed file's rows are replaced in one transaction, and the passes run again
+    only over the partitions the changed files reach.
     """
+    from sessiongraph.output import dumps
+    from sessiongraph.pipeline import ingest as run_ingest
+
     show_bar = not as_json and sys.stderr.isatty()
     if show_bar:
         from rich.progress import Progress
@@ -114,6 +126,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
                 ray_address=ray_address,
                 privacy=privacy,
                 max_text_chars=max_text_chars,
+                prune=prune,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     else:
@@ -127,6 +140,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
             ray_address=ray_address,
             privacy=privacy,
             max_text_chars=max_text_chars,
+            prune=prune,
         )
     written = None
     if out_parquet:
@@ -151,12 +165,19 @@ def _summary_text(s: IngestSummary) -> str:
         f"Files: {s.files_found} found, {s.files_read} read"
         + (f" ({s.files_resumed} grown, read from where the last ingest stopped)" if s.files_resumed else "")
         + f", {s.files_unchanged} unchanged, {s.files_skipped} skipped"
+        + (f", {s.files_removed} gone and dropped" if s.files_removed else "")
         + _counts(s.skipped_by_reason),
         "Sessions read: " + (_counts(s.sessions_by_harness, bare=True) or "none"),
         "Diagnostics: " + (_counts(s.diagnostics_by_code, bare=True) or "none"),
         "Store now holds: " + (_counts(s.store_sessions_by_harness, bare=True) or "no sessions") + f"; {s.runs} runs",
         "Edges: " + (edges or "none"),
-        "Inference: " + (_counts(s.inference_counts, bare=True) or "nothing to report"),
+        "Inference: "
+        + (_counts(s.inference_counts, bare=True) or "nothing to report")
+        + (
+            f" (passes re-run over {s.partitions_inferred} partitions, {s.files_inferred} files)"
+            if s.inferred
+            else " (nothing changed: passes not run)"
+        ),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
@@ -186,6 +207,9 @@ def query(sql, sql_file, db, fmt, parquet):
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     text = sql if sql is not None else sql_file.read()
     if parquet:
         if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
@@ -203,6 +227,9 @@ def query(sql, sql_file, db, fmt, parquet):
 @_errors
 def sessions(db, as_json):
     """One line per session: harness, start, model, kind and tokens."""
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     df = queries.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
 
@@ -213,6 +240,9 @@ def sessions(db, as_json):
 @_errors
 def runs(db, as_json):
     """One line per run: its root session, size and how its sessions were started."""
+    from sessiongraph import queries
+    from sessiongraph.output import render
+
     click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
 
 
@@ -231,6 +261,8 @@ def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
+    from sessiongraph import queries
+
     text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
     if out:
         from sessiongraph.html import save
@@ -254,6 +286,8 @@ def show(run, db, fmt, out, prices):
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
     runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
+    from sessiongraph import queries
+
     text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
     if out:
         from sessiongraph.html import save
@@ -290,6 +324,7 @@ def export():
 def export_ocp(out, runs, since, privacy, prices, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
     from sessiongraph.export import export_ocp as run_export
+    from sessiongraph.output import dumps
 
     summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
     if as_json:
@@ -326,6 +361,7 @@ def export_parquet(out, privacy, prices, db, as_json):
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
+    from sessiongraph.output import dumps
     from sessiongraph.parquet import export_parquet as run_export
 
     summary = run_export(out, db=db, privacy=privacy, prices=prices)
@@ -367,6 +403,7 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
     .jsonl loads with polars or `datasets`. Columns: DATASET.md.
     """
+    from sessiongraph.output import dumps
     from sessiongraph.trajectories import export
 
     s = export(
@@ -414,6 +451,7 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
+    from sessiongraph.output import dumps
     from sessiongraph.parquet import load as run_load
 
     summary = run_load(dataset, db=db)

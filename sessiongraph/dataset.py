@@ -27,7 +27,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")

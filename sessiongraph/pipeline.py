@@ -8,31 +8,37 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
 from sessiongraph import engines
-from sessiongraph.inference import infer
+from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, candidates, classify, default_roots
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.shell_facts import carry, shell_facts
 from sessiongraph.store import FileResult, Store
 
-# Files per store transaction: large enough to amortise DuckDB's commit, small enough that a
-# kill mid-ingest loses little work (every committed batch stays). The variable exists for the
-# crash tests, which need many batches from few files.
-BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "256"))
+# A store transaction holds up to BATCH_FILES files or BATCH_BYTES bytes of logs: many files, so
+# that small files amortise a transaction's fixed cost (about 0.3 ms a file at 256 files a batch,
+# most of the store's time on 25,000 small files), few bytes, so that the batch's rows stay small,
+# a reader waits about as long as the batch takes to parse (a second or two) and a kill
+# mid-ingest loses little work (every committed batch stays). The variables exist for the crash
+# tests, which need many batches from few files.
+BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
+BATCH_BYTES = int(os.environ.get("SESSIONGRAPH_BATCH_BYTES", str(256 << 20)))
 # DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
 # about a second rather than the whole ingest, the ingest closes the store after a batch once it
 # has held it HOLD_S, and leaves it closed at least READER_GAP_S (readers poll every 0.25 s) while
 # it goes on parsing; the batches written meanwhile just grow.
 HOLD_S = 1.0
+# Files per run of the passes (whole partitions, inference/partitions.py): the passes' memory
+# is about that many files' frames (or the largest partition, when larger).
+GROUP_FILES = int(os.environ.get("SESSIONGRAPH_GROUP_FILES", "4000"))
 READER_GAP_S = 0.3
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
@@ -54,7 +60,10 @@ class IngestSummary:
     sessions_by_harness: dict[str, int] = field(default_factory=dict)
     diagnostics_by_code: dict[str, int] = field(default_factory=dict)
     store_sessions_by_harness: dict[str, int] = field(default_factory=dict)
+    files_removed: int = 0  # files gone from disk whose rows were dropped (``prune``)
     inferred: bool = False  # whether the passes ran (they do when any file changed)
+    partitions_inferred: int = 0  # partitions the passes ran over (those changed files reach)
+    files_inferred: int = 0  # the files in them
     runs: int = 0
     edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
     inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
@@ -128,7 +137,7 @@ def _parse_path(item: str | Found, checkpoint: Checkpoint | None, privacy: str) 
         return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
 
 
-def _parse_job(job: Job) -> tuple[Job, Parsed]:
+def parse_job(job: Job) -> tuple[Job, Parsed]:
     return job, parse_path(job.item, job.checkpoint, job.privacy, job.max_text_chars)
 
 
@@ -155,6 +164,7 @@ def ingest(
     engine: str = "local",
     ray_address: str | None = None,
     privacy: str = profiles.DEFAULT,
+    prune: bool = False,
     max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
@@ -163,36 +173,52 @@ def ingest(
     transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
     ``full`` keeps shell commands and descriptions with secrets masked, and step text (``texts``)
-    cut to ``max_text_chars`` per step. A file stored under another profile is read again.
+    cut to ``max_text_chars`` per step. A file stored under another profile is read again. With ``prune``, files the store holds under ``paths`` that
+    are no longer on disk are dropped from it (without, the store keeps the sessions of logs a
+    harness has cleaned up).
+
+    The passes then run only over the partitions (``inference.partitions``) that the files
+    written or dropped now were in or are in now; every other inference row stays as it is.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
-    listed = list(candidates(paths))  # raises for a named path that does not exist
+    listed = list(listing(paths))  # raises for a named path that does not exist
     with Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
-        known = store.fingerprints()
+        items = [item for item, _s, _m in listed]
+        names = [item.path if isinstance(item, Found) else item for item in items]
+        sizes = [size for _i, size, _m in listed]
+        mtimes = [mtime for _i, _s, mtime in listed]
         skipped: Counter[str] = Counter()
+        # Files whose fingerprint differs from the stored one, found by DuckDB: no Python work
+        # per unchanged file (the store's fingerprints of these files, for those it holds).
+        known = store.changed(names, sizes, mtimes, privacy)
+        not_log = [n.endswith(_NOT_TRANSCRIPT_TAILS) or n in NOT_TRANSCRIPTS for n in names]
+        since_ns = since.timestamp() * 1e9 if since is not None else None
+        old = [since_ns is not None and 0 <= m < since_ns for m in mtimes]  # not modified since: nothing newer
+        skipped["not_transcript"] = sum(not_log)
+        skipped["before_since"] = sum(o and not n for o, n in zip(old, not_log, strict=True))
         todo: list[Job] = []
-        for item in listed:
-            path = item.path if isinstance(item, Found) else item
-            if os.path.basename(path) in NOT_TRANSCRIPTS:
-                skipped["not_transcript"] += 1
-                continue
-            try:
-                st = os.stat(path)
-                size, mtime = st.st_size, st.st_mtime_ns
-            except OSError:
-                size, mtime = -1, -1
-            if since is not None and mtime >= 0 and mtime < since.timestamp() * 1e9:
-                skipped["before_since"] += 1  # not modified since: it holds nothing newer
-                continue
-            # An unchanged file is not opened, not even to classify it: the store knows it.
-            if known.get(path) == (size, mtime, privacy):
-                summary.files_unchanged += 1
-                continue
-            todo.append(Job(item, size, mtime, privacy, max_text_chars=max_text_chars))
+        for i in known.pop(_CHANGED):
+            if not (not_log[i] or old[i]):
+                todo.append(Job(items[i], sizes[i], mtimes[i], privacy, max_text_chars=max_text_chars))
+        # An unchanged file is not opened, not even to classify it: the store knows it.
+        summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
+        skipped = +skipped  # drop zero counts
+        gone = store.gone(names, paths or [str(r) for r in default_roots()], listed) if prune else []
+        # A Claude subagent's sidecar (agent-<id>.meta.json) is read with its transcript: when it
+        # changes, so may the transcript's rows.
+        queued = {j.item for j in todo if isinstance(j.item, str)}
+        for side in [p for p in (*queued, *gone) if p.endswith(SIDECAR)]:
+            log = side[: -len(SIDECAR)] + ".jsonl"
+            stored = None if log in queued or not os.path.exists(log) else store.fingerprint(log)
+            if stored is not None:
+                known[log] = stored
+                todo.append(Job(log, *_size_mtime(log), privacy, max_text_chars=max_text_chars))
+                queued.add(log)
+                summary.files_unchanged -= 1
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
         grown = store.checkpoints(
             [
@@ -213,6 +239,7 @@ def ingest(
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
+        batch_bytes = 0
         released_at: float | None = None  # when the store was last closed for readers
         done = 0
         if progress:
@@ -248,21 +275,33 @@ def ingest(
                         checkpoint=checkpoint,
                     )
                 )
-                if len(batch) >= BATCH_FILES and (
+                batch_bytes += max(size, 0)
+                if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and (
                     released_at is None or time.monotonic() - released_at >= READER_GAP_S
                 ):
                     store.write(batch, ingest_id)
-                    batch = []
+                    batch, batch_bytes = [], 0
                     released_at = time.monotonic() if store.release(held_for_s=HOLD_S) else None
             if progress:
                 progress(done, len(todo))
         store.write(batch, ingest_id)
-        if store.needs_inference():  # any batch written now, or by an ingest killed before inferring
-            frames = store.load_frames()
-            store.release()  # readers may query the stored frames while the passes run
-            store.write_inference(infer(frames))
-            del frames
+        store.remove(gone)
+        summary.files_removed = len(gone)
+        if store.needs_inference():  # files written or dropped now, or by an ingest killed before inferring
+            plan = store.inference_plan(GROUP_FILES)
+
+            def loaded():
+                for files in plan.groups:
+                    frames = store.load_frames(files)
+                    store.release(held_for_s=HOLD_S)  # readers may query between groups
+                    yield files, frames
+
+            # engine: where the passes run over each group of partitions (sessiongraph/engines/).
+            results = engines.infer_all(engine, loaded(), workers=workers, address=ray_address)
+            store.write_partitions(plan, partitions.concat(results))
             summary.inferred = True
+            summary.files_inferred = sum(g.height for g in plan.groups)
+            summary.partitions_inferred = sum(g["partition_id"].n_unique() for g in plan.groups)
         summary.files_skipped = sum(skipped.values())
         summary.skipped_by_reason = dict(sorted(skipped.items()))
         summary.sessions_by_harness = dict(sorted(sessions.items()))
@@ -287,12 +326,14 @@ def ingest(
     return summary
 
 
-def _parse_all(jobs: list[Job], workers: int | None):
-    """Yield ``(job, parsed)`` in listing order; in-process for one worker or one file."""
-    n = workers or os.cpu_count() or 1
-    if n <= 1 or len(jobs) < 2:
-        for job in jobs:
-            yield _parse_job(job)
-        return
-    with ProcessPoolExecutor(max_workers=min(n, len(jobs))) as pool:
-        yield from pool.map(_parse_job, jobs, chunksize=4)
+SIDECAR = ".meta.json"
+_NOT_TRANSCRIPT_TAILS = tuple("/" + n for n in NOT_TRANSCRIPTS)
+_CHANGED = "\x00changed"  # key of Store.changed's list of changed positions
+
+
+def _size_mtime(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns
+    except OSError:
+        return -1, -1

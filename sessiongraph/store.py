@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -17,11 +18,12 @@ import polars as pl
 
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.inference.edges import ARTIFACTS, EDGES, INFERENCE_DIAGNOSTICS, RUN_SESSIONS, RUNS, Inferred, conform
+from sessiongraph.inference import partitions
+from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
@@ -32,8 +34,10 @@ INFERENCE_TABLES: dict[str, pl.Schema] = {
     "runs": RUNS,
     "run_sessions": RUN_SESSIONS,
     "artifacts": ARTIFACTS,
-    "inference_diagnostics": INFERENCE_DIAGNOSTICS,
+    "inference_diagnostics": partitions.STORED_DIAGNOSTICS,
 }
+# Rows kept per source file besides the frames, replaced with them.
+FILE_TABLES: tuple[str, ...] = (*FRAME_TABLES, "ingested_files", "checkpoints", "partition_keys")
 DB_ENV = "SESSIONGRAPH_DB"
 
 
@@ -69,6 +73,16 @@ class FileResult:
     privacy: str | None = None  # the ingest privacy profile the frames were kept under
     replaces: bool = True  # the store may hold rows of this file already (False: a new file)
     checkpoint: Checkpoint | None = None  # where the next ingest may resume reading it
+
+
+@dataclass(frozen=True, slots=True)
+class InferencePlan:
+    """What one inference redoes (``Store.inference_plan``)."""
+
+    dirty: pl.Series  # files written or removed since the last inference
+    old_partitions: pl.Series  # partitions whose inference rows are replaced
+    groups: list[pl.DataFrame]  # (source_path, partition_id) of whole new partitions, one per pass run
+    everything: bool = False  # every inference row is replaced (a store loaded from a dataset)
 
 
 class Store:
@@ -222,6 +236,59 @@ class Store:
         rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
         return {p: (s, m, priv) for p, s, m, priv in rows}
 
+    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> dict:
+        """Which listed files differ from what the store holds (new, other size or mtime, or
+        stored under another privacy profile), compared by DuckDB: ``{"\\x00changed": [their
+        positions in the listing], path: (size, mtime, profile) as stored, for those it holds}``."""
+        listed = pl.DataFrame(
+            {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
+            schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
+        )
+        self.con.register("listed_files", listed.to_arrow())
+        try:
+            rows = self.con.execute(
+                "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
+                " LEFT JOIN ingested_files f USING (source_path)"
+                " WHERE f.source_path IS NULL OR f.size_bytes != l.size OR f.mtime_ns != l.mtime"
+                " OR f.privacy IS DISTINCT FROM ? ORDER BY l.i",
+                [privacy],
+            ).fetchall()
+        finally:
+            self.con.unregister("listed_files")
+        out: dict = {"\x00changed": [r[0] for r in rows]}
+        out.update({p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
+        return out
+
+    def fingerprint(self, path: str) -> tuple[int, int, str | None] | None:
+        """(size, mtime, privacy profile) of one stored file, or None."""
+        rows = self.con.execute(
+            "SELECT size_bytes, mtime_ns, privacy FROM ingested_files WHERE source_path = ?", [path]
+        ).fetchall()
+        return rows[0] if rows else None
+
+    def gone(self, listed: list[str], roots: Sequence[str], problems: list) -> list[str]:
+        """Stored files under ``roots`` that are not in ``listed`` (none under a folder discovery
+        could not walk: unreadable is not gone)."""
+        from sessiongraph.ingest.discover import Found
+
+        blind = [item.path.rstrip("/") + "/" for item, _s, _m in problems if isinstance(item, Found)]
+        self.con.register(
+            "listed_paths", pl.DataFrame({"source_path": listed}, schema={"source_path": pl.String}).to_arrow()
+        )
+        try:
+            stored = self.con.execute(
+                "SELECT source_path FROM ingested_files"
+                " WHERE source_path NOT IN (SELECT source_path FROM listed_paths) ORDER BY source_path"
+            ).fetchall()
+        finally:
+            self.con.unregister("listed_paths")
+        tops = [str(r).rstrip("/") for r in roots]
+        return [
+            p
+            for (p,) in stored
+            if any(p == r or p.startswith(r + "/") for r in tops) and not any(p.startswith(b) for b in blind)
+        ]
+
     def checkpoints(self, paths: list[str]) -> dict[str, Checkpoint]:
         """The stored checkpoints of these files (those that have one)."""
         if not paths:
@@ -275,53 +342,246 @@ class Store:
             },
             schema_overrides={"harness": pl.String, "skip_reason": pl.String, "privacy": pl.String},
         )
+        saved = [(r.path, r.checkpoint) for r in results if r.checkpoint is not None]
+        checkpoints = pl.DataFrame(
+            {
+                "source_path": [p for p, _ in saved],
+                "byte_offset": [c.offset for _, c in saved],
+                "line": [c.line for _, c in saved],
+                "head_sha": [c.head_sha for _, c in saved],
+                "seam_sha": [c.seam_sha for _, c in saved],
+                "state": [c.state for _, c in saved],
+                "carry": [c.carry for _, c in saved],
+            },
+            schema={
+                "source_path": pl.String,
+                "byte_offset": pl.Int64,
+                "line": pl.Int64,
+                "head_sha": pl.String,
+                "seam_sha": pl.String,
+                "state": pl.Binary,
+                "carry": pl.Binary,
+            },
+        )
+        tables = frames.tables()
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            con.register("batch_paths", paths.to_arrow())
             if paths.height:
-                for table in (*FRAME_TABLES, "ingested_files", "checkpoints"):
-                    con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM batch_paths)")
-            for table, df in frames.tables().items():
+                self._delete_files(paths)
+            for table, df in tables.items():
                 if df.height:
-                    con.register("batch_rows", df.to_arrow())
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_rows")
-                    con.unregister("batch_rows")
-            con.register("batch_files", files.to_arrow())
-            con.execute("INSERT INTO ingested_files BY NAME SELECT * FROM batch_files")
-            con.unregister("batch_files")
-            saved = [(r.path, r.checkpoint) for r in results if r.checkpoint is not None]
-            if saved:
-                con.executemany(
-                    "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [[p, c.offset, c.line, c.head_sha, c.seam_sha, c.state, c.carry] for p, c in saved],
-                )
-            con.unregister("batch_paths")
-            # The inference tables no longer match the frames until write_inference runs: if we
-            # are killed before that, the next ingest knows to infer again.
-            self._set_meta("inference_stale", "true")
+                    self._insert(table, df, f"*, {int(ingest_id)} AS ingest_id")
+            self._insert("ingested_files", files)
+            self._insert("checkpoints", checkpoints)
+            self._insert_keys(tables)
+            # The inference tables no longer match these files until their partitions are
+            # inferred again; if we are killed before that, the next ingest finds them here.
+            self._insert("dirty_files", files.select("source_path"))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
 
-    def write_inference(self, inferred: Inferred) -> None:
-        """Replace every inference table at once: readers see the old graph or the new one."""
-        tables = inferred.tables()
-        edges = tables.pop("edges")
-        tables["edges"] = edges.filter(pl.col("run_id").is_not_null())
-        tables["lineage"] = edges.filter(pl.col("run_id").is_null())
+    def remove(self, paths: list[str]) -> None:
+        """Forget files that are gone from disk: their rows go, their partitions are inferred again."""
+        if not paths:
+            return
+        df = pl.DataFrame({"source_path": paths}, schema={"source_path": pl.String})
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for name, schema in INFERENCE_TABLES.items():
+            self._delete_files(df)
+            self._insert("dirty_files", df)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _delete_files(self, paths: pl.DataFrame) -> None:
+        self.con.register("gone_paths", paths.to_arrow())
+        for table in FILE_TABLES:
+            self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths)")
+        self.con.unregister("gone_paths")
+
+    def _insert_keys(self, tables: dict[str, pl.DataFrame]) -> None:
+        """The partition keys of these frame rows (inference/partitions.py), computed by DuckDB."""
+        for name, df in tables.items():
+            self.con.register(f"keyed_{name}", df.to_arrow())
+        try:
+            self.con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"keyed_{name}"))
+        finally:
+            for name in tables:
+                self.con.unregister(f"keyed_{name}")
+
+    def _insert(self, table: str, df: pl.DataFrame, select: str = "*") -> None:
+        """Append an Arrow batch as it is (columns by name): no Python loop over rows."""
+        if df.height == 0:
+            return
+        self.con.register("batch_rows", df.to_arrow())
+        try:
+            self.con.execute(f"INSERT INTO {table} BY NAME SELECT {select} FROM batch_rows")
+        finally:
+            self.con.unregister("batch_rows")
+
+    def write_inference(self, inferred: Inferred) -> None:
+        """Replace every inference table at once with runs stated elsewhere (``load-parquet``):
+        readers see the old graph or the new one. The next ingest infers every partition again."""
+        tables = inferred.tables()
+        tables["inference_diagnostics"] = conform(tables["inference_diagnostics"], partitions.STORED_DIAGNOSTICS)
+        con = self.con
+        # Frames stored without their keys (loaded from a dataset) get them, so that the next
+        # ingest's passes see them.
+        unkeyed = self._frame(
+            con.sql(
+                "SELECT DISTINCT source_path FROM sessions"
+                " WHERE source_path NOT IN (SELECT source_path FROM partition_keys)"
+            ).to_arrow_table()
+        )
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions", "dirty_files"):
                 con.execute(f"DELETE FROM {name}")
-                df = conform(tables[name], schema)
-                if df.height:
-                    con.register("inferred_rows", df.to_arrow())
-                    con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM inferred_rows")
-                    con.unregister("inferred_rows")
-            self._set_meta("inference_stale", "false")
+            if unkeyed.height:
+                self._insert_keys(self.load_frames(unkeyed).tables())
+            self._insert_inference(tables)
+            self._set_meta("inference_scope", "all")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _insert_inference(self, tables: dict[str, pl.DataFrame]) -> None:
+        edges = tables["edges"]
+        rows = {
+            **tables,
+            "edges": edges.filter(pl.col("run_id").is_not_null()),
+            "lineage": edges.filter(pl.col("run_id").is_null()),
+        }
+        for name, schema in INFERENCE_TABLES.items():
+            self._insert(name, conform(rows[name], schema))
+        for name in ("file_partitions", "session_partitions"):
+            if name in rows:
+                self._insert(name, rows[name])
+
+    # -- partitioned inference (inference/partitions.py) ----------------------------------------
+
+    def needs_inference(self) -> bool:
+        """Files changed since their partitions were last inferred (now, or by a killed ingest)."""
+        dirty = self.con.execute("SELECT EXISTS (SELECT 1 FROM dirty_files)").fetchall()[0][0]
+        return bool(dirty) or self._meta("inference_scope") == "all"
+
+    def inference_plan(self, max_files: int) -> InferencePlan:
+        """What the next inference must redo: every partition a changed file was in, every
+        partition it is in now (all files its linking keys reach), grouped for the passes."""
+        con = self.con
+        everything = self._meta("inference_scope") == "all"
+        dirty = self._frame(con.sql("SELECT DISTINCT source_path FROM dirty_files").to_arrow_table())
+        if everything:
+            old = self._frame(con.sql("SELECT DISTINCT partition_id FROM file_partitions").to_arrow_table())
+            reach = self._frame(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
+        else:
+            old, reach = self._reach(dirty)
+        con.register("reach_files", reach.to_arrow())
+        rows = self._frame(
+            con.sql(
+                "SELECT source_path, key, active FROM partition_keys"
+                " WHERE source_path IN (SELECT source_path FROM reach_files)"
+            ).to_arrow_table()
+        )
+        con.unregister("reach_files")
+        parts = partitions.components(conform(rows, partitions.KEYS)) if rows.height else None
+        return InferencePlan(
+            dirty=dirty["source_path"],
+            old_partitions=old["partition_id"] if old.height else pl.Series("partition_id", [], pl.String),
+            groups=partitions.groups(parts, max_files) if parts is not None else [],
+            everything=everything,
+        )
+
+    def _reach(self, dirty: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The old partitions of the ``dirty`` files, and every file reachable from them or from
+        their old partition-mates through active keys, taking whole old partitions as it goes."""
+        con = self.con
+        con.execute("CREATE OR REPLACE TEMP TABLE plan_files AS SELECT source_path FROM dirty_files WHERE false")
+        con.execute("CREATE OR REPLACE TEMP TABLE plan_parts AS SELECT partition_id FROM file_partitions WHERE false")
+        con.execute("CREATE OR REPLACE TEMP TABLE plan_frontier AS SELECT DISTINCT source_path FROM dirty_files")
+        try:
+            while True:
+                # whole old partitions of the frontier join it
+                con.execute(
+                    "INSERT INTO plan_parts SELECT DISTINCT partition_id FROM file_partitions"
+                    " WHERE source_path IN (SELECT source_path FROM plan_frontier)"
+                    " AND partition_id NOT IN (SELECT partition_id FROM plan_parts)"
+                )
+                con.execute(
+                    "INSERT INTO plan_frontier SELECT DISTINCT f.source_path FROM file_partitions f"
+                    " WHERE f.partition_id IN (SELECT partition_id FROM plan_parts)"
+                    " AND f.source_path NOT IN (SELECT source_path FROM plan_frontier)"
+                    " AND f.source_path NOT IN (SELECT source_path FROM plan_files)"
+                )
+                con.execute("DELETE FROM plan_frontier WHERE source_path IN (SELECT source_path FROM plan_files)")
+                n = con.execute("SELECT count(*) FROM plan_frontier").fetchall()[0][0]
+                if n == 0:
+                    break
+                con.execute("INSERT INTO plan_files SELECT source_path FROM plan_frontier")
+                # files sharing a key of the frontier that some file holds actively
+                con.execute(
+                    """CREATE OR REPLACE TEMP TABLE plan_next AS
+                    WITH k AS (SELECT DISTINCT key FROM partition_keys
+                               WHERE source_path IN (SELECT source_path FROM plan_frontier)),
+                    linking AS (SELECT DISTINCT key FROM partition_keys
+                                WHERE active AND key IN (SELECT key FROM k))
+                    SELECT DISTINCT source_path FROM partition_keys
+                    WHERE key IN (SELECT key FROM linking)
+                    AND source_path NOT IN (SELECT source_path FROM plan_files)"""
+                )
+                con.execute("DELETE FROM plan_frontier")
+                con.execute("INSERT INTO plan_frontier SELECT source_path FROM plan_next")
+            old = self._frame(con.sql("SELECT partition_id FROM plan_parts").to_arrow_table())
+            reach = self._frame(con.sql("SELECT source_path FROM plan_files").to_arrow_table())
+        finally:
+            for t in ("plan_files", "plan_parts", "plan_frontier", "plan_next"):
+                con.execute(f"DROP TABLE IF EXISTS {t}")
+        return old, reach
+
+    def write_partitions(self, plan: InferencePlan, tables: dict[str, pl.DataFrame]) -> None:
+        """Replace the inference rows of the plan's old partitions with the rows its groups gave
+        (one transaction: readers see the old graph or the new one); rows of every other
+        partition are not touched."""
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.register("old_parts", pl.DataFrame({"partition_id": plan.old_partitions}).to_arrow())
+            con.register("done_paths", pl.DataFrame({"source_path": plan.dirty}).to_arrow())
+            if plan.everything:
+                for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions"):
+                    con.execute(f"DELETE FROM {name}")
+            else:
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE old_sessions AS SELECT DISTINCT session_id FROM session_partitions"
+                    " WHERE partition_id IN (SELECT partition_id FROM old_parts)"
+                )
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE old_runs AS SELECT DISTINCT run_id FROM run_sessions"
+                    " WHERE session_id IN (SELECT session_id FROM old_sessions)"
+                )
+                gone = "IN (SELECT session_id FROM old_sessions)"
+                for name in ("edges", "lineage"):
+                    con.execute(f"DELETE FROM {name} WHERE src {gone} OR dst {gone}")
+                for name in ("runs", "run_sessions"):
+                    con.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM old_runs)")
+                con.execute(f"DELETE FROM artifacts WHERE producer {gone}")
+                for name in ("inference_diagnostics", "session_partitions", "file_partitions"):
+                    con.execute(f"DELETE FROM {name} WHERE partition_id IN (SELECT partition_id FROM old_parts)")
+                con.execute("DELETE FROM file_partitions WHERE source_path IN (SELECT source_path FROM done_paths)")
+                con.execute("DROP TABLE old_sessions")
+                con.execute("DROP TABLE old_runs")
+            if tables:
+                self._insert_inference(tables)
+            con.execute("DELETE FROM dirty_files WHERE source_path IN (SELECT source_path FROM done_paths)")
+            self._set_meta("inference_scope", "partitions")
+            con.unregister("old_parts")
+            con.unregister("done_paths")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -343,20 +603,32 @@ class Store:
     def _set_meta(self, key: str, value: str) -> None:
         self.con.execute("INSERT OR REPLACE INTO sessiongraph_meta VALUES (?, ?)", [key, value])
 
-    def needs_inference(self) -> bool:
-        """Frames changed since the last inference (an ingest killed between the two steps)."""
-        rows = self.con.execute("SELECT value FROM sessiongraph_meta WHERE key = 'inference_stale'").fetchall()
-        return bool(rows) and rows[0][0] == "true"
+    @staticmethod
+    def _frame(table) -> pl.DataFrame:
+        # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+        return cast(pl.DataFrame, pl.from_arrow(table))
 
-    def load_frames(self) -> Frames:
-        """Every stored frame row the passes read, as the frames they take (no steps or texts)."""
+    def _meta(self, key: str) -> str | None:
+        rows = self.con.execute("SELECT value FROM sessiongraph_meta WHERE key = ?", [key]).fetchall()
+        return rows[0][0] if rows else None
+
+    def load_frames(self, files: pl.DataFrame | None = None) -> Frames:
+        """The stored frame rows the passes read (no steps or texts) of ``files`` (a frame with ``source_path``; default every file),
+        file by file in path order, each file's rows in the order they were written: the same
+        rows in the same order whatever ingests wrote them."""
         out = {}
+        where = ""
+        if files is not None:
+            self.con.register("wanted_files", files.select("source_path").to_arrow())
+            where = " WHERE source_path IN (SELECT source_path FROM wanted_files)"
         for name, schema in SCHEMAS.items():
             if name in NOT_INFERRED:
                 continue
-            table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}").to_arrow_table()
+            table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-            out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table)), schema)
+            out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
+        if files is not None:
+            self.con.unregister("wanted_files")
         return Frames(**out)
 
     # -- reading -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 7 (sessiongraph/store.py SCHEMA_VERSION).
+-- sessiongraph store, schema version 8 (sessiongraph/store.py SCHEMA_VERSION).
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -249,8 +249,31 @@ CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
 CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
 CREATE INDEX IF NOT EXISTS outcomes_by_path ON outcomes (source_path);
 
--- Inference: rebuilt from the frame tables after every ingest that changed them, in one
--- transaction. Columns mirror inference/edges.py (tests/test_schema.py checks it). No keys:
+-- What the passes must see together (inference/partitions.py): each file's linking keys, written
+-- with its frames; the partition of each file and session as last inferred; and the files
+-- written since (an ingest killed before inferring leaves them for the next one).
+CREATE TABLE IF NOT EXISTS partition_keys (
+    source_path VARCHAR NOT NULL,
+    key         VARCHAR NOT NULL,
+    active      BOOLEAN NOT NULL    -- links its holders (a write, a launch, an id); else only if some file holds it active
+);
+
+CREATE TABLE IF NOT EXISTS file_partitions (
+    source_path  VARCHAR NOT NULL,
+    partition_id VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS session_partitions (
+    session_id   VARCHAR NOT NULL,
+    partition_id VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS dirty_files (
+    source_path VARCHAR NOT NULL
+);
+
+-- Inference: rebuilt, for the partitions an ingest's changed files were or are in, from their
+-- frame rows, in one transaction. Columns mirror inference/edges.py (tests/test_schema.py checks it). No keys:
 -- uniqueness is the passes' contract, tested there, and must never abort an ingest.
 
 CREATE TABLE IF NOT EXISTS edges (
@@ -340,5 +363,6 @@ CREATE TABLE IF NOT EXISTS inference_diagnostics (
     session_id VARCHAR,
     call_id    VARCHAR,
     detail     VARCHAR,
-    count      BIGINT NOT NULL
+    count      BIGINT NOT NULL,
+    partition_id VARCHAR            -- the partition whose passes wrote it (inference/partitions.py)
 );

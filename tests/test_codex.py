@@ -835,3 +835,38 @@ def test_checkpoint_state_holds_no_prompt_or_output_text(path, tmp_path, monkeyp
     assert state["calls"] and state["n_records"] == len(lines)
     assert MARKER not in repr(state)
     assert frames.sessions["first_prompt_hash"][0] is not None
+
+
+def test_token_counts_near_the_bigint_bounds_do_not_overflow(tmp_path):
+    """Cumulative counts near the store's BIGINT bounds: their differences count as 0, as an
+    out-of-range count does, instead of failing the frame (found by the fast/plain fuzzing)."""
+    head = {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w"}}
+    lines = [head]
+    for total, inp in ((1, 2**63 - 1), (2, -(2**63))):
+        info = {"total_token_usage": {"total_tokens": total, "input_tokens": inp, "cached_input_tokens": 0}}
+        lines.append(
+            {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": {"type": "token_count", "info": info}}
+        )
+    path = tmp_path / "rollout-2026-01-01T00-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    usage = codex.parse(str(path)).table("usage")
+    assert usage["input_tokens"].to_list() == [2**63 - 1, 0]
+
+
+def test_exit_codes_out_of_range_are_no_exit_codes(tmp_path, monkeypatch):
+    """An exit code past the store's INTEGER column (an end event's, or an output's metadata) is
+    none, the same on both decoding paths (it failed the calls frame)."""
+    head = {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/w"}}
+    item = {"type": "function_call", "name": "shell", "arguments": json.dumps({"command": ["ls"]})}
+    out = {"type": "function_call_output", "output": {"output": "x", "metadata": {"exit_code": 2**40}}}
+    end = {"type": "exec_command_end", "exit_code": 2**64}
+    lines = [head]
+    for i, (kind, payload) in enumerate((("response_item", item), ("response_item", out), ("event_msg", end))):
+        lines.append(
+            {"timestamp": f"2026-01-01T00:00:0{i + 1}Z", "type": kind, "payload": {**payload, "call_id": "c1"}}
+        )
+    path = tmp_path / "rollout-2026-01-01T00-00-00-t1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    for mode in ("plain", "fast"):
+        monkeypatch.setattr(codex, "DECODE", mode)
+        assert codex.parse(str(path)).table("calls")["exit_code"].to_list() == [None]

@@ -1,6 +1,7 @@
-"""The Claude Code adapter's fast decoding (msgspec, only the fields the parser reads) gives the
-frames of the plain decoding (orjson, every field): on every sample and corpus file, and on
-lines mutated to have fields of other types, missing fields, bad bytes and garbage."""
+"""The Claude Code and Codex adapters' fast decoding (msgspec, only the fields the parser reads)
+gives the frames of the plain decoding (orjson, every field): on every sample, broken sample,
+corpus and real-family file, and on lines mutated to have fields of other types, missing fields,
+bad bytes and garbage."""
 
 from __future__ import annotations
 
@@ -15,44 +16,53 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from sessiongraph.ingest import claude_code, resume
+from sessiongraph.ingest import claude_code, codex, resume
 from sessiongraph.ingest.discover import classify
 from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 from tests.conftest import CORPUS, SAMPLES
 
 EXAMPLES = int(os.environ.get("SESSIONGRAPH_FUZZ_EXAMPLES", "25"))
-BROKEN = SAMPLES / "broken" / "projects"
+BROKEN = SAMPLES / "broken"
+REAL_FAMILIES = CORPUS.parent / "real-families"
+ADAPTERS = {"claude-code": claude_code, "codex": codex}
 
 
-def _claude_files(root) -> list:
+def _files(root) -> list[tuple]:
+    """(adapter, path) of every Claude and Codex log under ``root``; the broken samples go
+    through both adapters (they are Claude transcripts and junk, even the empty one)."""
     if not root.is_dir():
         return []
-    return [
-        p
-        for p in sorted(root.rglob("*.jsonl"))
-        # The broken samples are all Claude transcripts, even the empty one.
-        if classify(str(p)).harness == "claude-code" or BROKEN in p.parents
-    ]
+    out = []
+    for p in sorted(root.rglob("*.jsonl")):
+        if BROKEN in p.parents:
+            out += [(claude_code, p), (codex, p)]
+        elif (harness := classify(str(p)).harness) in ADAPTERS:
+            out.append((ADAPTERS[harness], p))
+    return out
 
 
-SAMPLE_FILES = _claude_files(SAMPLES)
-CORPUS_FILES = _claude_files(CORPUS)
+def _ids(files, root) -> list[str]:
+    return [f"{mod.NAME}:{p.relative_to(root)}" for mod, p in files]
 
 
-def _both(path) -> tuple:
+SAMPLE_FILES = _files(SAMPLES)
+CORPUS_FILES = _files(CORPUS) + _files(REAL_FAMILIES)
+
+
+def _both(mod, path) -> tuple:
     """(plain frames, fast frames) of one file."""
-    out, was = [], claude_code.DECODE
+    out, was = [], mod.DECODE
     try:
         for mode in ("plain", "fast"):
-            claude_code.DECODE = mode
-            out.append(claude_code.parse(str(path)))
+            mod.DECODE = mode
+            out.append(mod.parse(str(path)))
     finally:
-        claude_code.DECODE = was
+        mod.DECODE = was
     return tuple(out)
 
 
-def _assert_same(path) -> None:
-    plain, fast = _both(path)
+def _assert_same(mod, path) -> None:
+    plain, fast = _both(mod, path)
     for name, table in plain.tables().items():
         try:
             assert_frame_equal(fast.table(name), table, check_row_order=True)
@@ -60,19 +70,28 @@ def _assert_same(path) -> None:
             raise AssertionError(f"{name}: {exc}") from None
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=[str(p.relative_to(SAMPLES)) for p in SAMPLE_FILES])
-def test_samples_fast_equals_plain(path):
-    _assert_same(path)
+@pytest.mark.parametrize(("mod", "path"), SAMPLE_FILES, ids=_ids(SAMPLE_FILES, SAMPLES))
+def test_samples_fast_equals_plain(mod, path):
+    _assert_same(mod, path)
 
 
 @pytest.mark.skipif(not CORPUS_FILES, reason=f"real-log corpus not found at {CORPUS}")
-@pytest.mark.parametrize("path", CORPUS_FILES, ids=[str(p.relative_to(CORPUS)) for p in CORPUS_FILES])
-def test_corpus_fast_equals_plain(path):
-    _assert_same(path)
+@pytest.mark.parametrize(("mod", "path"), CORPUS_FILES, ids=_ids(CORPUS_FILES, CORPUS.parent))
+def test_corpus_fast_equals_plain(mod, path):
+    _assert_same(mod, path)
+
+
+def test_every_kind_of_file_is_compared():
+    """Both adapters, the broken samples, and (where it is present) every real Claude/Codex file."""
+    assert {m.NAME for m, _ in SAMPLE_FILES} == set(ADAPTERS)
+    if CORPUS.is_dir():
+        reals = {p for _, p in CORPUS_FILES}
+        for folder in (CORPUS / "claude-code", CORPUS / "codex", REAL_FAMILIES):
+            assert set(folder.rglob("*.jsonl")) <= reals
 
 
 def test_samples_cover_the_broken_files():
-    assert {p.name for p in SAMPLE_FILES if BROKEN in p.parents} >= {
+    assert {p.name for _, p in SAMPLE_FILES if BROKEN in p.parents} >= {
         "array-line.jsonl",
         "empty.jsonl",
         "invalid-utf8.jsonl",
@@ -105,6 +124,20 @@ def test_tool_bodies_are_not_decoded():
     assert claude_code._val(rec["toolUseResult"], claude_code._SIDECAR) == {"stdout": body}
 
 
+def test_codex_bodies_are_not_decoded():
+    body = "y" * 100_000
+    rec = {"timestamp": "2026-01-01T00:00:00Z", "type": "response_item"}
+    reasoning = {**rec, "payload": {"type": "reasoning", "encrypted_content": body, "summary": [{"text": body}]}}
+    message = {**rec, "payload": {"type": "message", "role": "assistant", "content": [{"text": body}]}}
+    ended = {**rec, "type": "event_msg", "payload": {"type": "exec_command_end", "exit_code": 0, "stdout": body}}
+    fast = [codex.decode_fast(orjson.dumps(r) + b"\n", 1, Diagnostics("x")) for r in (reasoning, message, ended)]
+    # the encrypted reasoning is skipped; its readable summary is kept undecoded for the step
+    assert set(fast[0]["payload"]) == {"type", "summary"} and isinstance(fast[0]["payload"]["summary"], msgspec.Raw)
+    assert isinstance(fast[1]["payload"]["content"], msgspec.Raw)
+    assert isinstance(fast[2]["payload"]["stdout"], msgspec.Raw)
+    assert codex.raw_value(fast[2]["payload"]["stdout"]) == body
+
+
 def _strings(obj):
     if isinstance(obj, str):
         yield obj
@@ -128,6 +161,10 @@ def _tool_texts(path) -> set[str]:
             continue
         msg = rec.get("message") if isinstance(rec, dict) else None
         content = msg.get("content") if isinstance(msg, dict) else None
+        payload = rec.get("payload") if isinstance(rec, dict) else None
+        if isinstance(payload, dict):  # Codex: outputs, messages, reasoning
+            keys = ("output", "content", "message", "aggregated_output", "summary", "encrypted_content")
+            out |= {t for t in _strings([payload.get(k) for k in keys]) if len(t) > 40 and len(t.split()) > 1}
         for block in content if isinstance(content, list) else [content]:
             if isinstance(block, dict):
                 block = [block.get("content"), block.get("text")]
@@ -135,11 +172,11 @@ def _tool_texts(path) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=[str(p.relative_to(SAMPLES)) for p in SAMPLE_FILES])
-def test_fast_checkpoint_state_is_plain_data_without_log_text(path, monkeypatch):
+@pytest.mark.parametrize(("mod", "path"), SAMPLE_FILES, ids=_ids(SAMPLE_FILES, SAMPLES))
+def test_fast_checkpoint_state_is_plain_data_without_log_text(mod, path, monkeypatch):
     monkeypatch.setattr(resume, "MIN_BYTES", 0)
-    monkeypatch.setattr(claude_code, "DECODE", "fast")
-    _, checkpoint = claude_code.parse_from(str(path))
+    monkeypatch.setattr(mod, "DECODE", "fast")
+    _, checkpoint = mod.parse_from(str(path))
     if checkpoint is None:  # no complete line
         return
     state = resume.loads(checkpoint.state)  # raises on anything but plain data (a msgspec.Raw)
@@ -299,13 +336,13 @@ def _apply(lines: list[bytes], ops) -> bytes:
     return body if ops[-1][0] == "truncate_last" else body + b"\n"
 
 
-FUZZ_FILES = [p for p in SAMPLE_FILES if BROKEN not in p.parents]
+FUZZ_FILES = [(m, p) for m, p in SAMPLE_FILES if BROKEN not in p.parents]
 
 
-@pytest.mark.parametrize("path", FUZZ_FILES, ids=[p.name[:40] for p in FUZZ_FILES])
+@pytest.mark.parametrize(("mod", "path"), FUZZ_FILES, ids=[f"{m.NAME}:{p.name[:40]}" for m, p in FUZZ_FILES])
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_mutated_lines_fast_equals_plain(tmp_path, path, data):
+def test_mutated_lines_fast_equals_plain(tmp_path, mod, path, data):
     lines = path.read_bytes().splitlines()
     body = _apply(lines, data.draw(mutations(len(lines))))
     target = tmp_path / "x" / path.relative_to(SAMPLES)  # the layout names the session kind
@@ -316,7 +353,7 @@ def test_mutated_lines_fast_equals_plain(tmp_path, path, data):
     if sidecar.exists():
         shutil.copy(sidecar, target.with_name(sidecar.name))
     target.write_bytes(body)
-    _assert_same(target)
+    _assert_same(mod, target)
 
 
 # -- UUIDs in shell output -------------------------------------------------------------------

@@ -102,3 +102,30 @@ def test_ray_missing_is_a_clear_error(tmp_path, monkeypatch):
     assert res.exit_code == 1
     assert res.output.startswith("Error: the ray engine needs Ray: pip install 'sessiongraph[ray]'")
     assert not (tmp_path / "s.duckdb").exists()  # refused before the store was touched
+
+
+def test_ray_engine_infers_on_workers_and_incrementally_like_local(ray_cluster, tmp_path):
+    """The passes run in Ray worker processes, not the driver; after an append the Ray store
+    equals the local one, table by table."""
+    import os
+    import shutil
+
+    from sessiongraph.engines import ray as ray_engine
+    from tests.test_incremental import TABLES as ALL_TABLES
+    from tests.test_incremental import dump
+
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES, logs)
+    local_db, ray_db = tmp_path / "local.duckdb", tmp_path / "ray.duckdb"
+    ingest([str(logs)], db=str(local_db), workers=1)
+    ingest([str(logs)], db=str(ray_db), engine="ray")
+    workers = set(ray_engine.LAST_INFER_WORKERS)
+    assert workers and all(pid != os.getpid() for _node, pid in workers)
+    path = sorted((logs / "claude-code" / "projects").rglob("*.jsonl"))[0]
+    path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[-1])
+    ingest([str(logs)], db=str(local_db), workers=1)
+    again = ingest([str(logs)], db=str(ray_db), engine="ray")
+    assert again.inferred and 0 < again.partitions_inferred
+    a, b = dump(local_db), dump(ray_db)
+    for t in ALL_TABLES:
+        assert a[t] == b[t], t

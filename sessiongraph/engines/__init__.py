@@ -1,10 +1,15 @@
-"""Where ``sessiongraph ingest`` parses files: ``local`` (a process pool, the default) or ``ray``
-(Ray Data tasks on a Ray cluster). An engine is a module with
-``parse_all(jobs, *, workers=None, address=None)`` yielding ``(job, parsed)`` in the order
-of ``jobs``; every engine runs each file through the same ``pipeline.parse_path`` (classify, then
-parse, from the job's checkpoint if it has one), so the head reads of discovery run in parallel
-too. Engines are
-imported lazily, so the local one never needs Ray installed.
+"""Where ``sessiongraph ingest`` parses files and runs the passes: ``local`` (a process pool, the
+default) or ``ray`` (tasks on a Ray cluster). An engine is a module with
+
+- ``parse_all(jobs, *, workers=None, address=None)`` yielding ``(job, parsed)`` in the order of
+  ``jobs``; every engine runs each file through the same ``pipeline.parse_path`` (classify, then
+  parse, from the job's checkpoint if it has one), so the head reads of discovery run in parallel
+  too;
+- ``infer_all(groups, *, workers=None, address=None)`` taking ``(files, frames)`` per group of
+  partitions (``inference.partitions``) and yielding the tables ``partitions.infer_safely``
+  gives for each, every engine through that same function.
+
+Engines are imported lazily, so the local one never needs Ray installed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ def get(name: str) -> ModuleType:
 def parse_all(engine: str, jobs: list, *, workers: int | None = None, address: str | None = None):
     """``(job, parsed)`` for every job, in order, parsed by ``engine``."""
     return get(engine).parse_all(jobs, workers=workers, address=address)
+
+
+def infer_all(engine: str, groups, *, workers: int | None = None, address: str | None = None):
+    """The inference tables of every ``(files, frames)`` group, by ``engine``."""
+    return get(engine).infer_all(groups, workers=workers, address=address)
 
 
 def check(engine: str) -> None:

@@ -1,12 +1,72 @@
-"""The local engine: a process pool on this machine (``--workers N``, default all cores)."""
+"""The local engine: a process pool on this machine (``--workers N``, default all cores) parses;
+the passes run here, one group of partitions after the other (memory: one group's frames)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+# Files are sent to the pool in tasks of consecutive files up to this many bytes or files: a
+# task per tiny file would cost more in pickling and round trips than parsing it, one task of
+# too many bytes would leave the other workers idle at the end.
+TASK_BYTES = 4 << 20
+TASK_FILES = 64
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, parsed)`` in listing order; ``address`` is for cluster engines and ignored here."""
-    from sessiongraph.pipeline import _parse_all
+    """``(job, parsed)`` in listing order; in-process for one worker or one file. ``address``
+    is for cluster engines and ignored here."""
+    from sessiongraph.pipeline import parse_job
 
-    yield from _parse_all(jobs, workers)
+    n = workers or os.cpu_count() or 1
+    if n <= 1 or len(jobs) < 2:
+        for job in jobs:
+            yield parse_job(job)
+        return
+    _preload()
+    with ProcessPoolExecutor(max_workers=min(n, len(jobs))) as pool:
+        for done in pool.map(_parse_task, tasks(jobs, n)):
+            yield from done
+
+
+def tasks(jobs: list, workers: int) -> list[list]:
+    """``jobs`` cut into runs of consecutive jobs (order kept) of at most TASK_BYTES bytes and
+    TASK_FILES files, and small enough that every worker gets several."""
+    limit = max(1, min(TASK_BYTES, sum(max(j.size, 0) for j in jobs) // (workers * 4)))
+    out: list[list] = []
+    task: list = []
+    size = 0
+    for job in jobs:
+        if task and (size + max(job.size, 0) > limit or len(task) >= TASK_FILES):
+            out.append(task)
+            task, size = [], 0
+        task.append(job)
+        size += max(job.size, 0)
+    if task:
+        out.append(task)
+    return out
+
+
+def _parse_task(jobs: list) -> list[tuple]:
+    from sessiongraph.pipeline import parse_job
+
+    return [parse_job(job) for job in jobs]
+
+
+def _preload() -> None:
+    """Import every adapter before the pool forks, so no worker imports them again."""
+    from sessiongraph.ingest import registry
+
+    for name in registry.names():
+        registry.get(name)
+
+
+def infer_all(groups, *, workers: int | None = None, address: str | None = None) -> Iterator[dict]:
+    """The inference tables of each ``(files, frames)`` group, in this process, one after the
+    other (memory: one group's frames)."""
+    from sessiongraph.inference.partitions import infer_safely
+
+    for files, frames in groups:
+        yield infer_safely(frames, files)
+        del frames

@@ -1,34 +1,45 @@
-"""The Ray engine: parse log files with Ray Data on a Ray cluster (``--engine ray``).
+"""The Ray engine: parse log files and run the inference passes on a Ray cluster (``--engine ray``).
 
 ``sessiongraph ingest PATHS --engine ray [--ray-address ADDR] --out-parquet DIR`` runs the same
-pipeline as the local engine; only the parse step moves:
+pipeline as the local engine; the parse step and the passes move to the cluster:
 
-- **driver** (the machine running the command): discover (lists the files and skips those the
-  store already holds unchanged), the store writes, the inference passes, the Parquet writer.
-- **cluster**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs its files
-  through ``pipeline.parse_path`` (read the head to pick the adapter, then parse), the very
-  function of the local engine, and returns one Arrow
-  block holding a row per file and one ``large_list<struct>`` column per frame. The driver
-  streams the blocks back in listing order and commits them to the store batch by batch, so the
-  store holds the same rows and the dataset the same bytes as with the local engine
-  (``tests/test_ray.py``).
+- **driver** (the machine running the command): discovery (lists the files and skips those the
+  store already holds unchanged), the store (DuckDB: every write, and reading each partition
+  group's frames back), the plan of what to re-infer (``Store.inference_plan``), the Parquet
+  writer.
+- **cluster, parsing**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs
+  its files through ``pipeline.parse_path`` (read the head to pick the adapter, then parse), the
+  very function of the local engine, and returns one Arrow block holding a row per file and one
+  ``large_list<struct>`` column per frame. The driver streams the blocks back in listing order
+  and commits them to the store batch by batch.
+- **cluster, inference**: one Ray task per group of partitions (``inference.partitions``): the
+  driver reads the group's frames from the store and hands them to a task, which runs
+  ``partitions.infer_safely`` (the local engine's function) and returns the group's inference
+  tables; at most ``2 x`` the cluster's CPUs groups are in flight, so the driver holds that many
+  groups' frames at a time. The store then replaces the rows of those partitions.
 
-What scales and what does not:
+So the store holds the same rows and the dataset the same bytes as with the local engine
+(``tests/test_ray.py``).
 
-- Parsing (reading and decoding every log line) spreads over every CPU of the cluster; the
-  workers must see the log files at the same paths (a shared or network file system).
-- Inference runs once on the driver over the whole store (``inference.infer``): spawn, launch
-  and continuation edges could be found per workspace, but artifact flows join reads and writes
-  of the same absolute path across all workspaces, and runs follow edges across them, so the
-  passes take every frame at once. The driver's memory, not the cluster, bounds the archive
-  size until the passes are partitioned by workspace (figures: benchmarks/README.md).
-- The store (DuckDB) and the Parquet writer run on the driver; the dataset may go to any pyarrow
-  file system (``s3://...``) that the driver can write.
+On a cluster of several machines: start Ray on each (``ray start --head`` on one,
+``ray start --address HEAD:6379`` on the others), install sessiongraph (``pip install
+'sessiongraph[ray]'``) in the same Python everywhere, put the logs on storage every node mounts
+at the same path (NFS, a shared volume: parse tasks open files by path), and run
+``sessiongraph ingest /shared/logs --engine ray --ray-address HEAD:6379 --db store.duckdb
+--out-parquet s3://bucket/dataset`` on the head (or any machine that can reach it). The store is
+a local DuckDB file on the driver; the dataset may go to any pyarrow file system (``s3://...``)
+the driver can write.
+
+What bounds size: parsing spreads over every CPU of the cluster; the passes over the largest
+partition run in one task, so one worker's memory must hold that partition's frames (a team
+archive where everyone works in one repository makes that repository one partition).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+from collections import deque
 from collections.abc import Iterator
 from typing import cast
 
@@ -56,25 +67,31 @@ def _ray():
     return ray
 
 
-def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, parsed)`` for every job, in listing order, parsed by Ray tasks.
-
-    Connects to ``address`` (else ``$RAY_ADDRESS``, else a new local Ray) unless Ray is already
-    initialised in this process; a Ray it started is shut down at the end. ``workers`` caps the
-    number of concurrent parse tasks (default: Ray's choice, one per free CPU).
-    """
-    if not jobs:
-        return
-    from sessiongraph.pipeline import Parsed
-
+def _connect(address: str | None):
+    """Ray, initialised: connects to ``address`` (else ``$RAY_ADDRESS``, else a new local Ray)
+    unless Ray is already initialised in this process; a Ray started here is shut down when the
+    process exits (parsing and inference share it)."""
     ray = _ray()
-    started = False
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, logging_level="WARNING")
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise SessiongraphError(f"cannot start or reach Ray at {address or 'a new local cluster'}: {exc}") from None
-        started = True
+        atexit.register(ray.shutdown)
+    return ray
+
+
+def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
+    """``(job, parsed)`` for every job, in listing order, parsed by Ray tasks.
+
+    ``address``: see :func:`_connect`. ``workers`` caps the number of concurrent parse tasks
+    (default: Ray's choice, one per free CPU).
+    """
+    if not jobs:
+        return
+    from sessiongraph.pipeline import Parsed
+
+    ray = _connect(address)
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
     ctx.execution_options.preserve_order = True  # the store gets files in listing order
@@ -107,8 +124,45 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
     finally:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
         log.setLevel(level)
-        if started:
-            ray.shutdown()
+
+
+# Where the last infer_all's tasks ran (worker process ids and node ids): the driver never
+# runs a pass itself, and tests/test_ray.py checks these are other processes.
+LAST_INFER_WORKERS: set[tuple[str, int]] = set()
+
+
+def infer_all(groups, *, workers: int | None = None, address: str | None = None) -> Iterator[dict]:
+    """The inference tables of each ``(files, frames)`` group, each computed by a Ray task; at
+    most ``workers`` (default: twice the cluster's CPUs) groups in flight."""
+    ray = _connect(address)
+    task = ray.remote(_infer_task)
+    limit = workers or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    LAST_INFER_WORKERS.clear()
+    pending: deque = deque()
+    for files, frames in groups:
+        pending.append(task.remote(files, frames.tables()))
+        while len(pending) >= limit:
+            yield _result(ray, pending.popleft())
+    while pending:
+        yield _result(ray, pending.popleft())
+
+
+def _result(ray, ref) -> dict:
+    where, tables = ray.get(ref)
+    LAST_INFER_WORKERS.add(where)
+    return tables
+
+
+def _infer_task(files: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> tuple[tuple[str, int], dict]:
+    """Ray task: the passes over one group of partitions."""
+    import os
+
+    import ray
+
+    from sessiongraph.inference.partitions import infer_safely
+
+    where = (ray.get_runtime_context().get_node_id(), os.getpid())
+    return where, infer_safely(Frames(**tables), files)
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
