@@ -15,9 +15,10 @@ every line before it a copy. :meth:`_Parser.copied` is the one test every row go
 the frames are built: copied lines are counted (``sessions.n_copied``, one ``foreign_record``
 diagnostic per run of copied lines, naming them) and kept out of usage, calls and file events, and the session starts at the prompt.
 
-Lines are decoded by msgspec into dicts holding only the fields the parser reads: tool outputs
-and file bodies (in ``tool_result`` content, ``toolUseResult``, ``Write``/``Edit`` inputs) are
-skipped, or kept undecoded (``msgspec.Raw``) until a call of a kind that needs them is answered.
+Lines are decoded by msgspec into dicts holding only the fields the parser reads: message
+blocks (text, thinking, tool inputs and outputs) are kept undecoded (``msgspec.Raw``) until the
+step that hashes them (``ingest.steps``) reads them, once, and the ``toolUseResult`` sidecar only
+when a spawn, shell or Read result needs it.
 A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
 type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
 which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
@@ -54,6 +55,7 @@ from sessiongraph.ingest.jsonl import (
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "claude-code"
 
@@ -104,6 +106,10 @@ HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.patter
 MAX_OUTPUT_IDS = 20
 AGENT_KEY = "agent:"  # session key of inline sidechain records that carry their agentId
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
+INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
+# User-role text the harness wrote, not the person: a background task's result, a local command's
+# output, a reminder. (A slash command the person typed, <command-name>, is their prompt.)
+HARNESS_TEXT = ("<task-notification>", "<local-command-stdout>", "<local-command-stderr>", "<system-reminder>")
 DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
 
@@ -214,17 +220,6 @@ class _Sidecar(TypedDict, total=False):  # toolUseResult
     file: msgspec.Raw
 
 
-class _Input(TypedDict, total=False):  # tool_use input: every key _tool_use reads, not the bodies
-    subagent_type: Any
-    description: Any
-    run_in_background: Any
-    prompt: Any
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
-
-
 class _Block(TypedDict, total=False):
     type: Any
     id: Any
@@ -234,6 +229,7 @@ class _Block(TypedDict, total=False):
     is_error: Any
     content: msgspec.Raw
     text: msgspec.Raw
+    thinking: msgspec.Raw
 
 
 class _Message(TypedDict, total=False):
@@ -259,6 +255,7 @@ class _Record(TypedDict, total=False):
     parentUuid: Any
     requestId: Any
     isMeta: Any
+    isCompactSummary: Any
     parentToolUseID: Any
     message: _Message | None
     toolUseResult: msgspec.Raw
@@ -269,7 +266,6 @@ _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
-_INPUT = msgspec.json.Decoder(_Input)
 _val = raw_value
 
 
@@ -323,6 +319,8 @@ class _Parser:
         self.copy_upto = 0
         self.copy_runs: list[list] = []  # ingest.copies runs
         self.last_own = 0  # line of the last record of the file's own session
+        self.steps = StepLog()
+        self.first_step: dict[tuple[str, str], int | None] = {}  # (session key, message id) -> step index
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -337,6 +335,7 @@ class _Parser:
         "sidechain_root",
         "continued_from",
         "missing_id",
+        "first_step",
         "copy_upto",
         "copy_runs",
         "last_own",
@@ -346,12 +345,14 @@ class _Parser:
         out = resume.save_fields(self, self._STATE)
         # fields() not asdict(): asdict would rebuild the Counter from (model, n) pairs.
         out["sessions"] = [{f.name: getattr(s, f.name) for f in fields(s)} for s in self.sessions.values()]
+        out["steps"] = self.steps.state()
         return out
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Parser:
         parser = resume.load_fields(cls(path), cls._STATE, state)
         parser.sessions = {d["key"]: _Session(**d) for d in state["sessions"]}
+        parser.steps = StepLog.restore(state["steps"])
         return parser
 
     # -- reading -----------------------------------------------------------------------------
@@ -397,7 +398,9 @@ class _Parser:
             self._assistant(n, rec, ts, sess)
         elif rtype == "user":
             self._user(n, rec, ts, sess)
-        elif rtype == "progress":
+        # A record that made no step (system, progress, attachment) still joins the tree.
+        self.steps.link(as_str(rec.get("uuid")), as_str(rec.get("parentUuid")))
+        if rtype == "progress":
             data = _val(rec.get("data"), _DATA)
             if isinstance(data, dict) and data.get("type") == "agent_progress":
                 parent_call, agent = as_str(rec.get("parentToolUseID")), as_str(data.get("agentId"))
@@ -479,9 +482,24 @@ class _Parser:
         model = as_str(msg.get("model"))
         if model and model != "<synthetic>":
             sess.models[model] += 1
+        msg_id = as_str(msg.get("id")) or as_str(rec.get("requestId")) or f"line:{n}"
+        content = msg.get("content")
+        if isinstance(content, str):
+            self._step(n, rec, ts, sess, "assistant", "text", content, model=model, msg_id=msg_id)
         for block in self._content(n, msg):
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                self._tool_use(n, rec, ts, sess, block)
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_use":
+                call = self._tool_use(n, rec, ts, sess, block)
+                text = call.pop("_text")
+                self._step(n, rec, ts, sess, "assistant", "tool_call", text, model=model, msg_id=msg_id, call=call)
+            elif btype == "text":
+                text = _val(block.get("text"))
+                self._step(n, rec, ts, sess, "assistant", "text", _str(text), model=model, msg_id=msg_id)
+            elif btype in ("thinking", "redacted_thinking"):
+                text = _val(block.get("thinking"))
+                self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), model=model, msg_id=msg_id)
         usage = msg.get("usage")
         if usage is None:
             return
@@ -498,7 +516,6 @@ class _Parser:
         if repaired:
             self.diags.add("cache_split_repaired", n, f"cache_creation_input_tokens {created} kept; split re-made")
         details = usage.get("output_tokens_details")
-        msg_id = as_str(msg.get("id")) or as_str(rec.get("requestId")) or f"line:{n}"
         # One response is logged once per content block with the same usage: the last wins
         # (records without a message id are keyed by their request id).
         self.usage[(sess.key, msg_id)] = {
@@ -516,10 +533,33 @@ class _Parser:
             "line": n,
         }
 
-    def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> None:
+    def _step(self, n, rec, ts, sess, role, kind, text, *, model=None, msg_id=None, call=None, error=None):
+        """One step of this record (one content block); a record seen before (same ``uuid``: a
+        resumed transcript's copy) adds none."""
+        uuid = as_str(rec.get("uuid"))
+        idx = self.steps.add(
+            sess.key,
+            n,
+            ts,
+            role,
+            kind,
+            text,
+            call_id=call["call_id"] if call else None,
+            tool=(call["tool"] or None) if call else None,
+            is_error=error,
+            model=model,
+            request_id=as_str(rec.get("requestId")) if role == "assistant" else None,
+            node=uuid,
+            parent=as_str(rec.get("parentUuid")),
+        )
+        if msg_id is not None and idx is not None:
+            self.first_step.setdefault((sess.key, msg_id), idx)
+
+    def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> dict:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        inp = _val(block.get("input"), _INPUT)
+        inp = _val(block.get("input"))  # whole: the step's text is the input as compact JSON
+        text = json_text(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
@@ -560,6 +600,7 @@ class _Parser:
             row["paths"] = _paths(inp.get("path"), cwd)
         self.calls[call_id] = row
         self.call_session[call_id] = sess.key
+        return {"call_id": call_id, "tool": tool, "_text": text}
 
     def _user(self, n: int, rec: dict, ts, sess: _Session) -> None:
         msg = self._message(n, rec)
@@ -584,14 +625,39 @@ class _Parser:
                 self._hand_off(n, rec, cited.group(1))
                 sess = self.sessions[""]
                 sess.first_prompt_hash, sess.warmup = text_hash(text), False
+        self._user_steps(n, rec, ts, sess, content)
         results = [b for b in self._content(n, msg) if isinstance(b, dict) and b.get("type") == "tool_result"]
         sidecar = rec.get("toolUseResult") if len(results) == 1 else None
         for block in results:
-            call = self.calls.get(as_str(block.get("tool_use_id")) or "")
+            call_id = as_str(block.get("tool_use_id"))
+            call = self.calls.get(call_id or "")
+            step_call = {"call_id": call_id, "tool": call["tool"] if call else None}
+            error = block.get("is_error") is True
+            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), call=step_call, error=error)
             if call is None:
                 self.diags.add("unmatched_result", n, "tool_result names no call of this file")
                 continue
             self._result(call, ts, block, sidecar)
+
+    def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
+        """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""
+        texts: list[str | None]
+        if isinstance(content, str):
+            texts = [content]
+        elif isinstance(content, list):
+            texts = [_str(_val(b.get("text"))) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        else:
+            return
+        for text in texts:
+            if rec.get("isCompactSummary") is True:
+                role, kind = "system", "compaction"
+            elif rec.get("isMeta") is True or (text is not None and text.startswith(HARNESS_TEXT)):
+                role, kind = "system", "context"
+            elif text is not None and text.startswith(INTERRUPTED):
+                role, kind = "user", "interrupt"
+            else:
+                role, kind = "user", "prompt"
+            self._step(n, rec, ts, sess, role, kind, text)
 
     def _place_sidechain(self, sess: _Session, prompt: str) -> None:
         # Inline sidechains sit between their Task call and its result; the call whose prompt
@@ -652,8 +718,17 @@ class _Parser:
             for (key, _), u in self.usage.items()
             if not self.copied(u["line"])
         ]
+        for key, u in self.usage.items():
+            self.steps.tokens(self.first_step.get(key), u)
+        steps, texts = self.steps.finish(ids, self.path, copied=self.copied)
         return Frames.from_rows(
-            sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.diags.rows
+            sessions=sessions,
+            calls=calls,
+            file_events=events,
+            usage=usage,
+            diagnostics=self.diags.rows,
+            steps=steps,
+            texts=texts,
         )
 
     def _session_id(self, key: str) -> str:
@@ -765,8 +840,14 @@ def _prompt_text(content: object) -> str | None:
     return None
 
 
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _block_text(block: dict) -> str:
-    content = _val(block.get("content"))
+    content = block.get("content")
+    if type(content) is msgspec.Raw:  # decoded once: the step and the call's result both read it
+        content = block["content"] = _val(content)
     if isinstance(content, str):
         return content
     if isinstance(content, list):

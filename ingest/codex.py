@@ -52,6 +52,7 @@ from sessiongraph.ingest.jsonl import (
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "codex"
 
@@ -217,11 +218,6 @@ def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> t
 DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
 
-class _Action(TypedDict, total=False):  # local_shell_call action
-    command: str | list | None
-    working_directory: Any
-
-
 class _Fields(TypedDict, total=False):
     """Payload keys (and the top-level keys of pre-envelope headers and bare items)."""
 
@@ -231,14 +227,15 @@ class _Fields(TypedDict, total=False):
     cwd: Any
     model: Any
     role: Any
-    content: msgspec.Raw  # read for the first user message only
+    content: msgspec.Raw  # read for the first user message and for steps
+    summary: msgspec.Raw  # reasoning summary: a step's text
     name: Any
     arguments: str | None
     call_id: Any
     output: str | list | dict | None
     input: str | None
-    action: _Action | None
-    message: msgspec.Raw  # read for the first user_message only
+    action: msgspec.Raw  # local_shell_call: read through _ACTION; any call's step text
+    message: msgspec.Raw  # read for the first user_message only, and a compaction's text
     info: msgspec.Raw
     exit_code: Any  # _exit_code keeps only exit codes (a number past 64 bits is no exit code either way)
     aggregated_output: msgspec.Raw  # scanned for ids when the call may own them
@@ -463,6 +460,8 @@ class _Rollout:
         self.usage: list[dict] = []
         self.max_total = 0
         self.prev = (0, 0, 0, 0)
+        self.steps = StepLog()
+        self.response_step: int | None = None  # first model step since the last token_count
         # Copied history (module doc): the thread whose replay is being read, how many records
         # were copied, the first copied line and the time of the last copied record.
         self.copy_of: str | None = None
@@ -495,6 +494,7 @@ class _Rollout:
         "usage",
         "max_total",
         "prev",
+        "response_step",
         "copy_of",
         "copy_runs",
         "last_own",
@@ -504,11 +504,13 @@ class _Rollout:
     )
 
     def state(self) -> dict:
-        return resume.save_fields(self, self._STATE)
+        return {**resume.save_fields(self, self._STATE), "steps": self.steps.state()}
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Rollout:
-        return resume.load_fields(cls(path), cls._STATE, state)
+        parser = resume.load_fields(cls(path), cls._STATE, state)
+        parser.steps = StepLog.restore(state["steps"])
+        return parser
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -533,8 +535,20 @@ class _Rollout:
             row["cwd"] = row["cwd"] or session["cwd"]
         for row in self.usage:  # a count before the first turn_context: the session's model
             row["model"] = row["model"] or session["model"]
+        steps, texts = self.steps.finish(session["session_id"], self.path)
+        calls = {c["call_id"]: c for c in self.calls if c["call_id"]}
+        for step in steps:  # results learn their tool and error flag from the paired call
+            call = calls.get(step.get("call_id")) if step["kind"] == "tool_result" else None
+            if call is not None:
+                step["tool"], step["is_error"] = call["tool"], call.get("is_error")
         return Frames.from_rows(
-            sessions=[session], calls=self.calls, file_events=self.events, usage=self.usage, diagnostics=self.diags.rows
+            sessions=[session],
+            calls=self.calls,
+            file_events=self.events,
+            usage=self.usage,
+            diagnostics=self.diags.rows,
+            steps=steps,
+            texts=texts,
         )
 
     def feed(self, n: int, rec: dict) -> None:
@@ -585,6 +599,8 @@ class _Rollout:
             self._item(p, ts, n)
         elif kind == "event_msg":
             self._event(p, ts, n)
+        elif kind == "compacted":
+            self.steps.add(0, n, ts, "system", "compaction", as_str(raw_value(p.get("message"))))
 
     def copied(self, kind: object, p: object, raw_ts: object) -> bool:
         """Whether this envelope record is part of a replayed parent history (module doc): the
@@ -637,7 +653,9 @@ class _Rollout:
         if not isinstance(t, str) or t not in KNOWN_RESPONSE_ITEMS:
             name = t if isinstance(t, str) else json_type(t)
             self.diags.add("unknown_record_type", n, f"response_item:{name}")
-        elif t == "function_call":
+            return
+        self._item_step(p, t, ts, n)
+        if t == "function_call":
             self._function_call(p, ts, n)
         elif t == "custom_tool_call":
             row, text = self._add_call(p, as_str(p.get("name")), ts, n), p.get("input")
@@ -646,7 +664,7 @@ class _Rollout:
             elif row["kind"] == "patch":
                 self._set_patch(row, text)
         elif t == "local_shell_call":
-            action = p.get("action")
+            action = raw_value(p.get("action"))
             if not isinstance(action, dict):
                 self.diags.add("wrong_type", n, f"local_shell_call.action: {json_type(action)}")
                 action = {}
@@ -662,6 +680,39 @@ class _Rollout:
             text = _texts(raw_value(p.get("content")))
             if text and not text.lstrip().startswith(("<", "# AGENTS.md")):
                 self.item_prompt_hash = text_hash(text)
+
+    def _item_step(self, p: dict, t: str, ts, n: int) -> None:
+        """The step a response item is (the event_msg copies of messages are not steps)."""
+        role, kind, text, call_id, tool = "assistant", None, None, None, None
+        if t == "message":
+            text, who = _texts(raw_value(p.get("content"))), p.get("role")
+            if who == "assistant":
+                kind = "text"
+            elif who == "user" and not (text or "").lstrip().startswith(("<", "# AGENTS.md")):
+                role, kind = "user", "prompt"
+            else:  # developer/system instructions, injected environment and AGENTS.md
+                role, kind = "system", "context"
+        elif t == "reasoning":  # readable only as its summary (or raw content); else encrypted
+            kind, text = "thinking", _texts(raw_value(p.get("summary"))) or _texts(raw_value(p.get("content")))
+        elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+            kind, call_id = "tool_call", as_str(p.get("call_id"))
+            tool = {"local_shell_call": t, "web_search_call": t}.get(t) or as_str(p.get("name"))
+            raw = {"function_call": "arguments", "custom_tool_call": "input"}.get(t)
+            text = json_text(p.get(raw) if raw else raw_value(p.get("action")))
+            if t == "web_search_call":
+                call_id = as_str(p.get("id"))
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            role, kind, call_id = "tool", "tool_result", as_str(p.get("call_id"))
+            value = p.get("output")
+            text = _output_parts(value)[0] if not isinstance(value, str) else value
+        elif t == "compaction":
+            role, kind = "system", "compaction"
+        if kind is None:
+            return
+        model = self.model if role == "assistant" else None
+        idx = self.steps.add(0, n, ts, role, kind, text, call_id=call_id, tool=tool, model=model)
+        if role == "assistant" and self.response_step is None:
+            self.response_step = idx
 
     def _function_call(self, p: dict, ts, n: int) -> None:
         name, raw, args = as_str(p.get("name")), p.get("arguments"), {}
@@ -777,6 +828,8 @@ class _Rollout:
             self.diags.add("unknown_record_type", n, f"event_msg:{name}")
         elif t == "token_count":
             self._tokens(p, ts, n)
+        elif t == "turn_aborted":
+            self.steps.add(0, n, ts, "user", "interrupt", None)
         elif t == "user_message" and self.prompt_hash is None and isinstance(msg := raw_value(p.get("message")), str):
             self.prompt_hash = text_hash(msg) if msg else ""
         elif t in ("exec_command_end", "patch_apply_end", "collab_agent_spawn_end"):
@@ -853,6 +906,18 @@ class _Rollout:
         self.prev, self.max_total = cur, grand
         if copied:
             return
+        # The response this count closes is the one whose first step came after the last count.
+        self.steps.tokens(
+            self.response_step,
+            {
+                "input_tokens": inp,
+                "cache_read_tokens": cache,
+                "output_tokens": out,
+                "reasoning_tokens": reason,
+                "cache_creation_tokens": 0,
+            },
+        )
+        self.response_step = None
         self.usage.append(
             {
                 "ts": ts,

@@ -17,9 +17,14 @@ verdicts) fills the ``state``/``waiting_on``/``status``/``outcome_tier`` columns
 and the ``outcomes`` frame, in OCP's own vocabularies; every other adapter leaves them null and
 empty, and the OCP writer then says only what a bare log can (``settled_unverified``).
 
-No prompt, completion or tool-output text is held here. Two columns hold log text,
-``calls.command`` and ``calls.description``: the adapters fill them, and the ingest privacy profile
-(``ingest.privacy``) empties them, or masks the secrets in them, before the store sees them.
+``steps`` is what the agent did, one row per event in the session's order, in one vocabulary for
+every harness (``ingest.steps``): no text, only its length and sha256.
+
+No prompt, completion or tool-output text is held here but in ``texts``, which the adapters fill
+only when the ingest keeps text (``--privacy full``, credentials masked, cut to a size cap). Two
+columns hold log text, ``calls.command`` and ``calls.description``: the adapters fill them, and the
+ingest privacy profile (``ingest.privacy``) empties them, or masks the secrets in them, before the
+store sees them.
 """
 
 from __future__ import annotations
@@ -254,6 +259,47 @@ OUTCOMES = pl.Schema(
     }
 )
 
+# One row per event of a session (ingest.steps): what happened, in order, without its text.
+STEPS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "attempt": pl.Int32,  # as in sessions; null means 1
+        "seq": pl.Int64,  # 0-based position in the session (in its file)
+        "ts": TS,
+        "role": pl.String,  # one of steps.ROLES
+        "kind": pl.String,  # one of steps.STEP_KINDS
+        "call_id": pl.String,  # tool_call / tool_result: the harness's tool-use id
+        "tool": pl.String,
+        "is_error": pl.Boolean,  # tool_result: the tool failed
+        "model": pl.String,
+        "request_id": pl.String,
+        # The response's tokens, on its first step (usage's columns; null on the others).
+        "input_tokens": pl.Int64,
+        "output_tokens": pl.Int64,
+        "cache_read_tokens": pl.Int64,
+        "cache_creation_tokens": pl.Int64,
+        "reasoning_tokens": pl.Int64,
+        "n_chars": pl.Int64,  # length of the step's text (a tool call's: its input as JSON)
+        "content_sha256": pl.String,  # sha256 of that text (UTF-8)
+        "parent_seq": pl.Int64,  # tree logs: the step this one follows (branches share a parent)
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+# The text of a step, only under the full privacy profile: masked, cut to max_text_chars.
+TEXTS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "attempt": pl.Int32,
+        "seq": pl.Int64,
+        "text": pl.String,
+        "n_chars": pl.Int64,  # length after masking (the head the cap keeps), before the cut
+        "cut_chars": pl.Int64,  # characters the cap cut off the end
+        "source_path": pl.String,
+    }
+)
+
 # Run documents other producers wrote (OCP), kept whole: their graph is theirs to state.
 DOCUMENTS = pl.Schema(
     {
@@ -300,7 +346,11 @@ SCHEMAS: dict[str, pl.Schema] = {
     "diagnostics": DIAGNOSTICS,
     "documents": DOCUMENTS,
     "outcomes": OUTCOMES,
+    "steps": STEPS,
+    "texts": TEXTS,
 }
+# Frames the inference passes never read (Store.load_frames leaves them out).
+NOT_INFERRED: frozenset[str] = frozenset({"steps", "texts"})
 
 
 class Frames:
@@ -325,6 +375,8 @@ class Frames:
     diagnostics: pl.DataFrame
     documents: pl.DataFrame
     outcomes: pl.DataFrame
+    steps: pl.DataFrame
+    texts: pl.DataFrame
 
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)

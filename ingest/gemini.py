@@ -73,6 +73,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "gemini-cli"
 
@@ -357,6 +358,7 @@ class _Chat:
                 self.d.add("unmatched_result", None, "functionResponse names no call of this chat")
         for row in usage.values():
             row["session_id"] = sid
+        steps, texts = self._steps(usage, answers).finish(sid, self.path)
         h = self.header
         started = parse_ts(h.get("startTime"))
         if started is None and "startTime" in h:
@@ -381,7 +383,13 @@ class _Chat:
             "n_records": kept,
         }
         return Frames.from_rows(
-            sessions=[session], calls=calls, file_events=events, usage=list(usage.values()), diagnostics=self.d.rows
+            sessions=[session],
+            calls=calls,
+            file_events=events,
+            usage=list(usage.values()),
+            diagnostics=self.d.rows,
+            steps=steps,
+            texts=texts,
         )
 
     def _kind(self) -> tuple[str, str | None]:
@@ -393,6 +401,69 @@ class _Chat:
             # chats/<parent sessionId>/<sessionId>.jsonl; a renamed folder names no parent
             return "subagent", folder if folder != "chats" else None
         return "main", None
+
+    def _steps(self, usage: dict[str, dict], answers: dict[str, str]) -> StepLog:
+        """The chat's steps, message by message (a rewritten message in its first place, as last
+        written). A tool's answer follows its call, whether the call or a later user message
+        carries it."""
+        log = StepLog()
+        for key, (msg, n, _where) in self.messages.items():
+            mtype = msg.get("type")
+            ts = parse_ts(msg.get("timestamp"))
+            if mtype == "user":
+                text = _texts(msg.get("content"))
+                if text is not None:  # functionResponse-only messages are answers, placed below
+                    kind = "context" if text.lstrip().startswith("<session_context>") else "prompt"
+                    log.add(0, n, ts, "system" if kind == "context" else "user", kind, text)
+            elif mtype in ("info", "error", "warning"):
+                log.add(0, n, ts, "system", "context", _texts(msg.get("content")))
+            elif mtype == "gemini":
+                first = self._model_steps(log, msg, n, ts, answers)
+                if key in usage:
+                    log.tokens(first, usage[key])
+        return log
+
+    def _model_steps(self, log: StepLog, msg: dict, n, ts, answers: dict[str, str]) -> int | None:
+        """A gemini message's thoughts, text and tool calls (each with its answer); returns the
+        index of its first step."""
+        model = as_str(msg.get("model"))
+        idx = []
+        thoughts = msg.get("thoughts")
+        for t in thoughts if isinstance(thoughts, list) else []:
+            if isinstance(t, dict):
+                text = "\n".join(v for k in ("subject", "description") if isinstance(v := t.get(k), str))
+                idx.append(
+                    log.add(0, n, parse_ts(t.get("timestamp")) or ts, "assistant", "thinking", text, model=model)
+                )
+        content = _texts(msg.get("content"))
+        if content:
+            idx.append(log.add(0, n, ts, "assistant", "text", content, model=model))
+        calls = msg.get("toolCalls")
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            tool = as_str(call.get("name"))
+            call_id = as_str(call.get("id")) or f"line{n}:{tool or ''}"
+            idx.append(
+                log.add(
+                    0,
+                    n,
+                    ts,
+                    "assistant",
+                    "tool_call",
+                    json_text(call.get("args")),
+                    call_id=call_id,
+                    tool=tool,
+                    model=model,
+                )
+            )
+            results = [t for _, t in _responses(call.get("result"))]
+            output = "\n".join(results) if results else answers.get(call_id)
+            status = call.get("status")
+            error = (status != "success") if isinstance(status, str) else None
+            ended = parse_ts(call.get("timestamp")) or ts
+            log.add(0, n, ended, "tool", "tool_result", output, call_id=call_id, tool=tool, is_error=error)
+        return next((i for i in idx if i is not None), None)
 
     def _usage(self, usage: dict, key: str, msg: dict, ts, model, n, where: str) -> None:
         tokens = msg.get("tokens")

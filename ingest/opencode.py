@@ -48,6 +48,7 @@ import orjson
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -159,6 +160,7 @@ class _Builder:
         self.calls: list[dict] = []
         self.events: list[dict] = []
         self.usage: list[dict] = []
+        self.steps = StepLog()
 
     def session(self, info: dict, messages: list[dict], parts: dict[str, list[dict]], size: int | None) -> None:
         native = info["id"]
@@ -193,6 +195,9 @@ class _Builder:
             else:
                 self.d.add("unknown_record_type", None, f"message {mid[:60]}: role {str(role)[:20]}")
                 continue
+            first = self._steps(sid, msg, msg_parts)
+            if role == "assistant" and self.usage and self.usage[-1]["message_id"] == mid:
+                self.steps.tokens(first, self.usage[-1])
             msg_cwd = as_dict(msg.get("path")).get("cwd")
             for part in msg_parts:
                 if part.get("type") == "tool":
@@ -218,6 +223,45 @@ class _Builder:
                 "n_records": len(messages),
             }
         )
+
+    def _steps(self, sid: str, msg: dict, parts: list[dict]) -> int | None:
+        """One message's parts as steps; returns the index of its first."""
+        user = msg.get("role") == "user"
+        model = None if user else as_str(msg.get("modelID"))
+        first = None
+        for part in parts:
+            ptype, ts = part.get("type"), _time(part, "start") or _time(msg, "created")
+            idx = None
+            if ptype == "text":
+                text = as_str(part.get("text"))
+                if part.get("synthetic"):  # the harness's own text (a file's contents, a reminder)
+                    idx = self.steps.add(sid, None, ts, "system", "context", text)
+                else:
+                    idx = self.steps.add(
+                        sid, None, ts, *(("user", "prompt") if user else ("assistant", "text")), text, model=model
+                    )
+            elif ptype == "reasoning":
+                idx = self.steps.add(sid, None, ts, "assistant", "thinking", as_str(part.get("text")), model=model)
+            elif ptype == "compaction":
+                idx = self.steps.add(sid, None, ts, "system", "compaction", None)
+            elif ptype == "tool":
+                state = as_dict(part.get("state"))
+                call_id, tool = as_str(part.get("callID")) or as_str(part.get("id")), as_str(part.get("tool"))
+                started = _time(state, "start") or _time(msg, "created")
+                text = json_text(state.get("input"))
+                idx = self.steps.add(
+                    sid, None, started, "assistant", "tool_call", text, call_id=call_id, tool=tool, model=model
+                )
+                status = state.get("status")
+                if status in ("completed", "error"):
+                    out = as_str(state.get("output")) if status == "completed" else as_str(state.get("error"))
+                    ended = _time(state, "end") or started
+                    error = status == "error"
+                    self.steps.add(
+                        sid, None, ended, "tool", "tool_result", out, call_id=call_id, tool=tool, is_error=error
+                    )
+            first = first if first is not None else idx
+        return first
 
     def _usage(self, sid: str, msg: dict, model: str | None) -> None:
         tokens = msg.get("tokens")
@@ -333,8 +377,15 @@ class _Builder:
             )
 
     def frames(self) -> Frames:
+        steps, texts = self.steps.finish({s["session_id"]: s["session_id"] for s in self.sessions}, self.path)
         return Frames.from_rows(
-            sessions=self.sessions, calls=self.calls, file_events=self.events, usage=self.usage, diagnostics=self.d.rows
+            sessions=self.sessions,
+            calls=self.calls,
+            file_events=self.events,
+            usage=self.usage,
+            diagnostics=self.d.rows,
+            steps=steps,
+            texts=texts,
         )
 
 

@@ -53,6 +53,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.steps import StepLog, json_text
 
 NAME = "pi"
 
@@ -97,6 +98,23 @@ SESSION_FILE = re.compile(r"(?:^|_)(?P<id>[^_/\\]+)\.jsonl$")  # <ts>_<id>.jsonl
 EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\s*$")
 MAX_OUTPUT_IDS = 20
 HEAD_RECORDS = 12  # records detect() looks at
+# Message roles -> (step role, kind) for messages that are neither the model's nor a tool's.
+CONTEXT_ROLES: dict[str, tuple[str, str]] = {
+    "custom": ("system", "context"),
+    "hookMessage": ("system", "context"),
+    "developer": ("system", "context"),  # oh-my-pi
+    "fileMention": ("system", "context"),  # oh-my-pi
+    "branchSummary": ("system", "context"),
+    "compactionSummary": ("system", "compaction"),
+}
+# Entry types that put text in front of the model -> (step role, kind, field holding the text).
+TEXT_ENTRIES: dict[str, tuple[str, str, str]] = {
+    "compaction": ("system", "compaction", "summary"),
+    "branch_summary": ("system", "context", "summary"),
+    "custom_message": ("system", "context", "content"),
+}
+# Commands a person ran from the prompt (`!cmd`; oh-my-pi's `$code`): (input field, output field).
+USER_RUNS: dict[str, tuple[str, str]] = {"bashExecution": ("command", "output"), "pythonExecution": ("code", "output")}
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -192,6 +210,7 @@ class Transcript:
         self.copies_are_forks = True  # subclasses turn it off where a header names no fork
         self.copies = 0
         self.first_copy: int | None = None
+        self.steps = StepLog()
 
     @property
     def cur(self) -> Attempt:
@@ -238,7 +257,26 @@ class Transcript:
         elif kind == "model_change":
             self._model_change(rec)
         else:
+            if kind in TEXT_ENTRIES:
+                role, step, field = TEXT_ENTRIES[kind]
+                self._step(n, rec, ts, role, step, message_text(rec.get(field)))
             self._other_entry(n, rec, kind, ts)
+        # An entry that made no step still joins the tree (v2+ entries carry id/parentId).
+        self.steps.link(as_str(rec.get("id")), as_str(rec.get("parentId")))
+
+    def _step(self, n: int, rec: dict, ts, role: str, kind: str, text: str | None, **kw) -> int | None:
+        return self.steps.add(
+            0,
+            n,
+            ts,
+            role,
+            kind,
+            text,
+            attempt=self.attempt_number(self.cur),
+            node=as_str(rec.get("id")),
+            parent=as_str(rec.get("parentId")),
+            **kw,
+        )
 
     def _header(self, n: int, rec: dict) -> None:
         if not isinstance(rec.get("id"), str):
@@ -291,6 +329,7 @@ class Transcript:
             return
         if role == "user":
             content = msg.get("content")
+            self._step(n, rec, ts, "user", "prompt", message_text(content))
             if not isinstance(content, str | list):
                 self.diags.add("wrong_type", n, f"message.content: {json_type(content)}")
             elif self.cur.first_prompt is None:
@@ -298,15 +337,32 @@ class Transcript:
         elif role == "assistant":
             self._assistant(n, rec, msg, ts)
         elif role == "toolResult":
-            rows = self.by_tool_call.get(as_str(msg.get("toolCallId")) or "")
+            call_id = as_str(msg.get("toolCallId"))
+            tool = as_str(msg.get("toolName"))
+            text = message_text(msg.get("content"))
+            error = msg.get("isError") is True
+            self._step(n, rec, ts, "tool", "tool_result", text, call_id=call_id, tool=tool, is_error=error)
+            rows = self.by_tool_call.get(call_id or "")
             if rows is None:
                 self.diags.add("unmatched_result", n, "toolResult names no toolCall of this file")
             else:
                 self._result(rows, msg, ts, n)
-        elif role == "bashExecution":
-            self._bash_execution(n, rec, msg, ts)
         else:
-            self._other_message(n, rec, msg, role, ts)
+            if role in USER_RUNS:  # a person's `!cmd`: the call and what came back
+                inp, out = USER_RUNS[role]
+                run_id = as_str(rec.get("id")) or f"line{n}"
+                self._step(n, rec, ts, "user", "tool_call", as_str(msg.get(inp)), call_id=run_id, tool=role)
+                code = msg.get("exitCode")
+                error = msg.get("cancelled") is True or (type(code) is int and code != 0)
+                text = as_str(msg.get(out))
+                self._step(n, rec, ts, "tool", "tool_result", text, call_id=run_id, tool=role, is_error=error)
+            elif role in CONTEXT_ROLES:
+                step_role, kind = CONTEXT_ROLES[role]
+                self._step(n, rec, ts, step_role, kind, message_text(msg.get("content")) or as_str(msg.get("summary")))
+            if role == "bashExecution":
+                self._bash_execution(n, rec, msg, ts)
+            else:
+                self._other_message(n, rec, msg, role, ts)
 
     def _assistant(self, n: int, rec: dict, msg: dict, ts: datetime | None) -> None:
         model = as_str(msg.get("model"))
@@ -314,11 +370,37 @@ class Transcript:
             self.cur.models[model] += 1
         self.cur.last_reply = (ts, f"line{n}", n)
         content = msg.get("content")
-        if isinstance(content, list):
+        request = as_str(msg.get("responseId"))
+        first = None
+        if isinstance(content, str):
+            first = self._step(n, rec, ts, "assistant", "text", content, model=model, request_id=request)
+        elif isinstance(content, list):
             for i, block in enumerate(content):
-                if isinstance(block, dict) and block.get("type") == "toolCall":
+                if not isinstance(block, dict):
+                    continue
+                btype, step = block.get("type"), None
+                if btype == "toolCall":
                     self._tool_call(n, ts, block, i)
-        elif content is not None and not isinstance(content, str):
+                    call_id, tool = as_str(block.get("id")) or f"line{n}:{i}", as_str(block.get("name"))
+                    text = json_text(block.get("arguments"))
+                    step = self._step(
+                        n,
+                        rec,
+                        ts,
+                        "assistant",
+                        "tool_call",
+                        text,
+                        call_id=call_id,
+                        tool=tool,
+                        model=model,
+                        request_id=request,
+                    )
+                elif btype in ("text", "thinking"):
+                    kind = "text" if btype == "text" else "thinking"
+                    text = as_str(block.get(btype))
+                    step = self._step(n, rec, ts, "assistant", kind, text, model=model, request_id=request)
+                first = first if first is not None else step
+        elif content is not None:
             self.diags.add("wrong_type", n, f"message.content: {json_type(content)}")
         usage = msg.get("usage")
         if usage is None:
@@ -344,6 +426,7 @@ class Transcript:
                 "line": n,
             }
         )
+        self.steps.tokens(first, self.cur.usage[-1])
 
     def _tool_call(self, n: int, ts: datetime | None, block: dict, i: int) -> None:
         call_id = as_str(block.get("id")) or f"line{n}:{i}"
@@ -498,8 +581,15 @@ class Transcript:
         events = [e for row in self.calls for e in self._call_events(row)] + self.extra_events()
         for e in events:
             e.update(session_id=sid, source_path=self.path)
+        steps, texts = self.steps.finish(sid, self.path)
         return Frames.from_rows(
-            sessions=sessions, calls=self.calls, file_events=events, usage=usage, diagnostics=self.diags.rows
+            sessions=sessions,
+            calls=self.calls,
+            file_events=events,
+            usage=usage,
+            diagnostics=self.diags.rows,
+            steps=steps,
+            texts=texts,
         )
 
     def _call_events(self, row: dict) -> list[dict]:

@@ -7,7 +7,8 @@ The profiles are OCP's (``privacy.profile``):
   the only place OCP lets text go. What the inference passes need from a shell command was already
   drawn out as metadata (``ingest.shell_facts``), so the graph is the same under both profiles.
 - ``full``: shell commands and spawn descriptions are kept, with their secrets masked
-  (``ingest.secrets``).
+  (``ingest.secrets``), and the adapters fill the ``texts`` frame (step text, masked and cut to
+  ``--max-text-chars`` as it is read: ``ingest.steps``).
 
 ``apply`` is the one step between a parse and the store: every frame the store writes went
 through it.
@@ -22,6 +23,7 @@ import orjson
 from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.secrets import mask
+from sessiongraph.ingest.steps import STATE_MARK
 
 Profile = Literal["metadata_only", "full"]
 PROFILES: tuple[str, ...] = ("metadata_only", "full")
@@ -41,6 +43,8 @@ def apply(frames: Frames, profile: str = DEFAULT) -> Frames:
     changed: dict[str, list[dict]] = {}
     for name, columns in TEXT_COLUMNS.items():
         changed[name] = [{**row, **{c: text(row.get(c), profile) for c in columns}} for row in frames.rows(name)]
+    if profile != "full" and frames.height("texts"):
+        changed["texts"] = []  # only a full parse fills it; never stored under another profile
     docs = frames.rows("documents")
     if docs:
         changed["documents"] = [{**d, "document": _document(d["document"], profile)} for d in docs]
@@ -57,12 +61,16 @@ def text(value: str | None, profile: str) -> str | None:
 def scrub_state(state, profile: str):
     """A parser state (``ingest.resume``) as ``profile`` lets a checkpoint keep it: the call rows
     in it (dicts with a ``call_id``) lose or mask their text columns."""
+    if type(state) is dict and STATE_MARK in state:  # a StepLog: its rows hold no text, its texts do
+        return {**state, "texts": scrub_state(state["texts"], profile)}
     if type(state) is dict:  # exactly: a Counter of model names stays a Counter
         out = {k: scrub_state(v, profile) if type(v) in _NESTED else v for k, v in state.items()}
         if "call_id" in state:
             for c in TEXT_COLUMNS["calls"]:
                 if c in out:
                     out[c] = text(out[c], profile)
+        if "cut_chars" in state and profile != "full":  # a texts row (ingest.steps)
+            out["text"] = None
         return out
     if type(state) is list:
         return [scrub_state(v, profile) if type(v) in _NESTED else v for v in state]

@@ -15,6 +15,7 @@ import click
 
 from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.steps import DEFAULT_MAX_TEXT_CHARS
 
 if TYPE_CHECKING:
     from sessiongraph.pipeline import IngestSummary
@@ -85,7 +86,15 @@ def main() -> None:
     type=click.Choice(["metadata_only", "full"]),
     default="metadata_only",
     show_default=True,
-    help="metadata_only stores no log text; full keeps shell commands and subagent descriptions, secrets masked.",
+    help="metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
+    "(prompts, completions, tool input and output), secrets masked.",
+)
+@click.option(
+    "--max-text-chars",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_TEXT_CHARS,
+    show_default=True,
+    help="With --privacy full: keep at most this many characters of each step's text (texts.cut_chars counts the rest).",
 )
 @click.option(
     "--launcher",
@@ -99,7 +108,21 @@ def main() -> None:
     "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
 )
 @_errors
-def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_parquet, privacy, launchers, prune):  # noqa: PLR0913
+def ingest(
+    paths,
+    db,
+    since,
+    until,
+    workers,
+    as_json,
+    engine,
+    ray_address,
+    out_parquet,
+    privacy,
+    launchers,
+    prune,
+    max_text_chars,
+):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read
@@ -127,6 +150,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
                 ray_address=ray_address,
                 privacy=privacy,
                 launchers=table,
+                max_text_chars=max_text_chars,
                 prune=prune,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
@@ -141,6 +165,7 @@ def ingest(paths, db, since, until, workers, as_json, engine, ray_address, out_p
             ray_address=ray_address,
             privacy=privacy,
             launchers=table,
+            max_text_chars=max_text_chars,
             prune=prune,
         )
     written = None
@@ -367,6 +392,66 @@ def export_parquet(out, privacy, prices, db, as_json):
 
     summary = run_export(out, db=db, privacy=privacy, prices=prices)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
+
+
+@export.command("trajectories")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the split files.")
+@click.option(
+    "--split",
+    default="train=0.9,validation=0.05,test=0.05",
+    show_default=True,
+    help="Split names and fractions; every session of a run lands in the same split.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the run -> split assignment.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "jsonl"]),
+    default="parquet",
+    show_default=True,
+    help="File format.",
+)
+@click.option("--since", type=Date(), help="Only sessions active on or after this date.")
+@click.option("--until", type=Date(), help="Only sessions that started by this date.")
+@click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
+@click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
+)
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@_errors
+def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, prices, db, as_json):  # noqa: PLR0913
+    """Write each session's conversation (messages with tool calls) and labels as training splits.
+
+    Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
+    .jsonl loads with polars or `datasets`. Columns: DATASET.md.
+    """
+    from sessiongraph.output import dumps
+    from sessiongraph.trajectories import export
+
+    s = export(
+        out,
+        db=db,
+        split=split,
+        seed=seed,
+        fmt=fmt,
+        since=since,
+        until=until,
+        harnesses=harnesses,
+        min_steps=min_steps,
+        prices=prices,
+    )
+    if as_json:
+        click.echo(dumps(s.to_dict()))
+        return
+    splits = ", ".join(f"{name} {n} ({s.runs[name]} runs)" for name, n in s.rows.items())
+    click.echo(
+        f"Trajectories: {s.out}: {splits}; {s.duplicates} duplicates written once, {s.filtered} filtered out, "
+        f"{s.without_text} sessions without text"
+    )
 
 
 def _parquet_text(s) -> str:

@@ -13,6 +13,8 @@ row names its attempt as a usage row does (``source_path`` and ``attempt``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pyarrow as pa
 
@@ -25,7 +27,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")
@@ -263,6 +265,75 @@ RUN_FEATURES = pl.Schema(
     }
 )
 
+STEP_TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "reasoning_tokens")
+
+# What each session did, step by step (the store's steps): never text.
+STEPS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "attempt": pl.Int32,
+        "seq": pl.Int64,
+        "ts": TS,
+        "role": pl.String,
+        "kind": pl.String,
+        "call_id": pl.String,
+        "tool": pl.String,
+        "is_error": pl.Boolean,
+        "model": pl.String,
+        "request_id": pl.String,
+        **{t: pl.Int64 for t in STEP_TOKENS},
+        "n_chars": pl.Int64,
+        "content_sha256": pl.String,
+        "parent_seq": pl.Int64,
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
+# A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
+TOOL_CALL = pl.Struct(
+    {"id": pl.String, "type": pl.String, "function": pl.Struct({"name": pl.String, "arguments": pl.String})}
+)
+MESSAGE = pl.Struct(
+    {
+        "role": pl.String,
+        "content": pl.String,
+        "reasoning_content": pl.String,
+        "tool_calls": pl.List(TOOL_CALL),
+        "tool_call_id": pl.String,
+        "name": pl.String,
+    }
+)
+# One row per session with text (full only): its messages and labels (sessiongraph.trajectories).
+TRAJECTORIES = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "parent_session_id": pl.String,
+        "spawn_call_id": pl.String,
+        "spawn_seq": pl.Int64,
+        "via": pl.String,
+        "role": pl.String,
+        "model": pl.String,
+        "started_at": TS,
+        "ended_at": TS,
+        "n_steps": pl.Int64,
+        "n_tool_calls": pl.Int64,
+        "n_errors": pl.Int64,
+        "requests": pl.Int64,
+        **_TOKEN_COLS,
+        "total_tokens": pl.Int64,
+        "usd": pl.Float64,
+        "state": pl.String,
+        "status": pl.String,
+        "outcome_tier": pl.String,
+        "cut_chars": pl.Int64,
+        "trajectory_sha256": pl.String,
+        "messages": pl.List(MESSAGE),
+    }
+)
+
 TABLES: dict[str, pl.Schema] = {
     "runs": RUNS,
     "sessions": SESSIONS,
@@ -272,7 +343,11 @@ TABLES: dict[str, pl.Schema] = {
     "usage": USAGE,
     "outcomes": OUTCOMES,
     "run_features": RUN_FEATURES,
+    "steps": STEPS,
+    "trajectories": TRAJECTORIES,
 }
+# Tables written only under the full privacy profile (they hold log text).
+FULL_ONLY = frozenset({"trajectories"})
 
 # List items are named "element", as Parquet's LIST type names them, so a file read back has
 # exactly the schema it was written with.
@@ -291,9 +366,18 @@ def schema(table: str, privacy: str = "metadata_only") -> pl.Schema:
     return EDGES_FULL if table == "edges" and privacy == "full" else TABLES[table]
 
 
+def arrow_type(dtype: Any) -> pa.DataType:
+    """The Arrow type a dataset column is written with (nested types item by item)."""
+    if isinstance(dtype, pl.Struct):
+        return pa.struct([pa.field(f.name, arrow_type(f.dtype)) for f in dtype.fields])
+    if isinstance(dtype, pl.List):
+        return pa.list_(pa.field("element", arrow_type(dtype.inner)))
+    return _ARROW[dtype]
+
+
 def arrow_schema(table: str, privacy: str = "metadata_only") -> pa.Schema:
     """The Arrow schema of the files of ``table`` (partition columns are folders, not columns)."""
-    return pa.schema([pa.field(name, _ARROW[dtype]) for name, dtype in schema(table, privacy).items()])
+    return pa.schema([pa.field(name, arrow_type(dtype)) for name, dtype in schema(table, privacy).items()])
 
 
 # -- SQL over the store ---------------------------------------------------------------------------
@@ -366,6 +450,15 @@ LEFT JOIN run_sessions m USING (session_id)
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
 """
 
+# Steps are partitioned by the month their session started, so a session's steps stay together.
+_STEPS = """
+SELECT s.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness, o.started_at AS _start
+FROM steps s
+LEFT JOIN run_sessions m USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
+           FROM sessions GROUP BY session_id) o USING (session_id)
+"""
+
 _RUN_CALLS = """
 SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_shell_calls,
        count(*) FILTER (c.is_error) AS n_error_calls
@@ -379,9 +472,8 @@ FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' A
 """
 
 
-def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
-    """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order."""
-    prices = prices or Prices.load()
+def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(sessions, attempts, usage) with their run membership, tokens and dollars, not yet partitioned."""
     # Each request priced on its own (its date, its long-context tier), then summed per attempt.
     usage = prices.price(store.query(_USAGE), ts="_price_ts", harness="_harness").drop("_price_ts", "priced_as")
     attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
@@ -389,6 +481,15 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None
     sessions = _sessions(
         store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
     )
+    return sessions, attempts, usage
+
+
+def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
+    """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
+    (``trajectories`` only under ``full``)."""
+    from sessiongraph import trajectories
+
+    sessions, attempts, usage = session_tables(store, prices or Prices.load())
     edges = store.query(
         _EDGES.format(
             text=", c.command, c.description" if privacy == "full" else "",
@@ -416,7 +517,11 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None
         "usage": _part(usage, "ts", "session_id", "source_path", "line", "message_id"),
         "outcomes": _part(store.query(_OUTCOMES), "ts", *OUTCOMES),
         "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
+        "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
     }
+    if privacy == "full":
+        traj = trajectories.build(store, sessions, attempts)
+        tables["trajectories"] = _part(traj, "started_at", "session_id")
     return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
 
 

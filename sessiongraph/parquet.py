@@ -102,7 +102,8 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
     fs, base = filesystem(out)
     summary = ParquetSummary(out=os.fspath(out), privacy=privacy)
     fs.create_dir(base, recursive=True)
-    for name, df in tables.items():
+    for name in TABLES:  # a table not built (trajectories under metadata_only) loses its old files
+        df = tables.get(name, pl.DataFrame())
         target = arrow_schema(name, privacy)
         existing = _files(fs, f"{base}/{name}")
         keep: set[str] = set()
@@ -291,12 +292,13 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     store cannot re-run inference from it: its frame tables get what the dataset has (``sessions``
     from ``attempts``, which keeps every session column; ``usage``; ``outcomes``), and its inference
     tables (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
-    ``calls``, ``file_events``, ``launches``, ``diagnostics`` and ``documents`` stay empty. Ingesting logs into
+    ``steps`` come back too; ``calls``, ``file_events``, ``launches``, ``diagnostics``, ``documents`` and
+    ``texts`` stay empty. Ingesting logs into
     such a store later re-runs inference from its frames alone, which drops the loaded edges that
     need calls or file events: load into a store of its own.
     """
     from sessiongraph.inference import edges as inf
-    from sessiongraph.ingest.frames import OUTCOMES, SESSIONS, USAGE
+    from sessiongraph.ingest.frames import OUTCOMES, SESSIONS, STEPS, USAGE
 
     fs, base = filesystem(dataset_uri)
     _tables_present(fs, base)
@@ -307,6 +309,7 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
         "sessions": _fit(sessions, SESSIONS),
         "usage": _fit(read["usage"], USAGE),
         "outcomes": _fit(read["outcomes"], OUTCOMES),
+        "steps": _fit(read["steps"], STEPS),
     }
     inferred = inf.Inferred(
         edges=_fit(read["edges"], inf.EDGES),

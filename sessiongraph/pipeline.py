@@ -15,7 +15,7 @@ from typing import NamedTuple
 from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
-from sessiongraph.ingest import registry, resume
+from sessiongraph.ingest import registry, resume, steps
 from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
@@ -88,6 +88,7 @@ class Job(NamedTuple):
     mtime: int
     privacy: str = profiles.DEFAULT
     checkpoint: Checkpoint | None = None
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS
     launchers: tuple[tuple[str, str], ...] = ()  # wrapper CLIs beyond the built-in table
 
 
@@ -101,12 +102,21 @@ def parse_path(
     item: str | Found,
     checkpoint: Checkpoint | None = None,
     privacy: str = profiles.DEFAULT,
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
     launchers: tuple[tuple[str, str], ...] = (),
 ) -> Parsed:
     """The unit of work an engine runs: classify one listed file (reading its head), run it
     through its adapter (from ``checkpoint`` when the adapter reads grown files from where it
     stopped), read its shell commands into launches and file events while the text is at hand,
-    and keep what ``privacy`` lets the store keep. An adapter bug becomes a diagnostic."""
+    and keep what ``privacy`` lets the store keep (step text only under ``full``, each step's cut
+    to ``max_text_chars``). An adapter bug becomes a diagnostic."""
+    with steps.text_policy(privacy == "full", max_text_chars):
+        return _parse_path(item, checkpoint, privacy, launchers)
+
+
+def _parse_path(
+    item: str | Found, checkpoint: Checkpoint | None, privacy: str, launchers: tuple[tuple[str, str], ...]
+) -> Parsed:
     found = item if isinstance(item, Found) else classify(item)
     diags = Diagnostics(found.path, found.harness)
     if found.harness is None:
@@ -133,7 +143,7 @@ def parse_path(
 
 
 def parse_job(job: Job) -> tuple[Job, Parsed]:
-    return job, parse_path(job.item, job.checkpoint, job.privacy, job.launchers)
+    return job, parse_path(job.item, job.checkpoint, job.privacy, job.max_text_chars, job.launchers)
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -161,14 +171,15 @@ def ingest(
     privacy: str = profiles.DEFAULT,
     launchers: dict[str, str] | None = None,
     prune: bool = False,
+    max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
     Files unchanged since the last ingest (same size and mtime) are not opened; a grown
     transcript is read from its checkpoint (``ingest.resume``); a changed file's rows are replaced. ``since``/``until`` keep only files with a session in the window.
     ``privacy`` is the store's profile (``ingest.privacy``): ``metadata_only`` keeps no log text,
-    ``full`` keeps shell commands and descriptions with secrets masked. A file stored under
-    another profile is read again. With ``prune``, files the store holds under ``paths`` that
+    ``full`` keeps shell commands and descriptions with secrets masked, and step text (``texts``)
+    cut to ``max_text_chars`` per step. A file stored under another profile is read again. With ``prune``, files the store holds under ``paths`` that
     are no longer on disk are dropped from it (without, the store keeps the sessions of logs a
     harness has cleaned up).
 
@@ -201,7 +212,7 @@ def ingest(
         todo: list[Job] = []
         for i in known.pop(_CHANGED):
             if not (not_log[i] or old[i]):
-                todo.append(Job(items[i], sizes[i], mtimes[i], privacy, launchers=table))
+                todo.append(Job(items[i], sizes[i], mtimes[i], privacy, launchers=table, max_text_chars=max_text_chars))
         # An unchanged file is not opened, not even to classify it: the store knows it.
         summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
         skipped = +skipped  # drop zero counts
@@ -214,7 +225,7 @@ def ingest(
             stored = None if log in queued or not os.path.exists(log) else store.fingerprint(log)
             if stored is not None:
                 known[log] = stored
-                todo.append(Job(log, *_size_mtime(log), privacy, launchers=table))
+                todo.append(Job(log, *_size_mtime(log), privacy, launchers=table, max_text_chars=max_text_chars))
                 queued.add(log)
                 summary.files_unchanged -= 1
         # A file that grew (under the same profile) may resume from where the last ingest stopped.

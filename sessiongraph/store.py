@@ -20,10 +20,10 @@ from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
-from sessiongraph.ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
@@ -613,7 +613,7 @@ class Store:
         return rows[0][0] if rows else None
 
     def load_frames(self, files: pl.DataFrame | None = None) -> Frames:
-        """The stored frame rows of ``files`` (a frame with ``source_path``; default every file),
+        """The stored frame rows the passes read (no steps or texts) of ``files`` (a frame with ``source_path``; default every file),
         file by file in path order, each file's rows in the order they were written: the same
         rows in the same order whatever ingests wrote them."""
         out = {}
@@ -622,6 +622,8 @@ class Store:
             self.con.register("wanted_files", files.select("source_path").to_arrow())
             where = " WHERE source_path IN (SELECT source_path FROM wanted_files)"
         for name, schema in SCHEMAS.items():
+            if name in NOT_INFERRED:
+                continue
             table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
             out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)

@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 7.
+-- sessiongraph store, schema version 8 (sessiongraph/store.py SCHEMA_VERSION).
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row.
 
@@ -201,9 +201,54 @@ CREATE TABLE IF NOT EXISTS outcomes (
     ingest_id     BIGINT NOT NULL
 );
 
--- No index on source_path: DuckDB rewrites a whole ART index at every checkpoint (an ingest
--- checkpoints when it lets readers in), so indexes made a cold ingest quadratic; deleting a
--- file's rows scans the column instead.
+-- One row per event of a session, in its order (ingest/steps.py): no text, its length and sha256.
+-- No source_path index: the table is the largest, and an index would slow every insert more than
+-- the scan it saves when a changed file's rows are replaced.
+CREATE TABLE IF NOT EXISTS steps (
+    session_id        VARCHAR NOT NULL,
+    attempt           INTEGER,
+    seq               BIGINT NOT NULL,
+    ts                TIMESTAMPTZ,
+    role              VARCHAR NOT NULL,  -- user | assistant | tool | system
+    kind              VARCHAR NOT NULL,  -- prompt | context | text | thinking | tool_call | tool_result | compaction | interrupt
+    call_id           VARCHAR,
+    tool              VARCHAR,
+    is_error          BOOLEAN,
+    model             VARCHAR,
+    request_id        VARCHAR,
+    input_tokens      BIGINT,            -- a response's tokens, on its first step
+    output_tokens     BIGINT,
+    cache_read_tokens BIGINT,
+    cache_creation_tokens BIGINT,
+    reasoning_tokens  BIGINT,
+    n_chars           BIGINT,
+    content_sha256    VARCHAR,
+    parent_seq        BIGINT,            -- tree logs: the step this one follows
+    source_path       VARCHAR NOT NULL,
+    line              BIGINT,
+    ingest_id         BIGINT NOT NULL
+);
+
+-- Step text, only from a --privacy full ingest: credentials masked, cut to --max-text-chars.
+CREATE TABLE IF NOT EXISTS texts (
+    session_id   VARCHAR NOT NULL,
+    attempt      INTEGER,
+    seq          BIGINT NOT NULL,
+    text         VARCHAR,
+    n_chars      BIGINT,
+    cut_chars    BIGINT,
+    source_path  VARCHAR NOT NULL,
+    ingest_id    BIGINT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
+CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
+CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
+CREATE INDEX IF NOT EXISTS launches_by_path ON launches (source_path);
+CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
+CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
+CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
+CREATE INDEX IF NOT EXISTS outcomes_by_path ON outcomes (source_path);
 
 -- What the passes must see together (inference/partitions.py): each file's linking keys, written
 -- with its frames; the partition of each file and session as last inferred; and the files

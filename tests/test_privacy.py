@@ -116,6 +116,8 @@ def test_query_outputs_hold_no_log_text(store):
         "run_sessions",
         "artifacts",
         "inference_diagnostics",
+        "steps",
+        "texts",
         "session_overview",
         "usage_dedup",
         "all_edges",
@@ -160,6 +162,16 @@ def test_exports_hold_no_log_text(store, tmp_path, profile):
     assert MARKER not in summary and all(MARKER not in Path(f).read_text() for f in files)
     summary = cli("export", "parquet", "--out", tmp_path / "ds", "--db", db, "--privacy", profile, "--json")
     assert MARKER not in summary and MARKER not in parquet_text(tmp_path / "ds")
+    assert list((tmp_path / "ds" / "steps").rglob("*.parquet"))  # the steps are there, without text
+
+
+def test_steps_hold_no_log_text_and_trajectories_need_full(store, tmp_path):
+    db, _ = store
+    steps = cli("query", "SELECT * FROM steps", "--db", db, "--format", "csv")
+    assert steps.count("\n") > 200 and MARKER not in steps
+    assert cli("query", "SELECT count(*) AS n FROM texts", "--db", db, "--format", "csv").split() == ["n", "0"]
+    res = CliRunner().invoke(main, ["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "t")])
+    assert res.exit_code == 1 and MARKER not in res.output and not list((tmp_path / "t").glob("*.parquet"))
 
 
 def test_a_full_document_loses_its_ext_text_in_a_metadata_only_store(store):
@@ -199,6 +211,36 @@ def test_full_keeps_commands_and_descriptions_with_keys_masked(full_store):
         con.close()
     assert {"claude-code", "codex", "gemini-cli", "omp", "opencode", "pi"} <= set(kept)
     assert f"plan the release {MARKER} [REDACTED:openai]" in doc  # a full document keeps its ext text, masked
+
+
+def test_full_keeps_step_text_only_in_texts_with_keys_masked(full_store, tmp_path):
+    con = duckdb.connect(str(full_store), read_only=True)
+    try:
+        steps = repr(con.execute("SELECT * FROM steps").fetchall())
+        per_harness = dict(
+            con.execute(
+                "SELECT s.harness, count(*) FROM texts t JOIN (SELECT DISTINCT session_id, harness FROM sessions) s"
+                " USING (session_id) WHERE contains(t.text, $m) GROUP BY ALL",
+                {"m": MARKER},
+            ).fetchall()
+        )
+        texts = repr(con.execute("SELECT text FROM texts").fetchall())
+    finally:
+        con.close()
+    assert MARKER not in steps  # steps never hold text, whatever the profile
+    assert {"claude-code", "codex", "gemini-cli", "omp", "opencode", "pi"} <= set(per_harness), per_harness
+    assert FAKE_KEY not in texts and "[REDACTED:openai]" in texts
+    out = tmp_path / "traj"
+    summary = cli("export", "trajectories", "--db", full_store, "--out", out, "--split", "train=1", "--json")
+    data = repr(pl.read_parquet(out / "train.parquet").rows())
+    assert MARKER in data and FAKE_KEY not in data and MARKER not in summary
+    cli("export", "parquet", "--out", tmp_path / "ds", "--db", full_store, "--privacy", "full")
+    assert MARKER not in parquet_text(tmp_path / "ds" / "steps")
+    assert MARKER in parquet_text(tmp_path / "ds" / "trajectories")
+    cli("export", "parquet", "--out", tmp_path / "ds", "--db", full_store)  # metadata_only over it
+    assert not list((tmp_path / "ds" / "trajectories").rglob("*.parquet")) and MARKER not in parquet_text(
+        tmp_path / "ds"
+    )
 
 
 def test_full_exports_carry_masked_text(full_store, tmp_path):

@@ -110,6 +110,7 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
                     "skip_reason": problem.skip_reason if problem else None,
                     "privacy": job.privacy,
                     "launchers": [f"{name}={harness}" for name, harness in job.launchers],
+                    "max_text_chars": job.max_text_chars,
                 }
             )
         ds = ray.data.from_items(items).map_batches(
@@ -177,6 +178,7 @@ def parse_batch(batch: pa.Table) -> pa.Table:
             Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
             privacy=r["privacy"],
             launchers=tuple(tuple(x.split("=", 1)) for x in r["launchers"] or ()),
+            max_text_chars=r["max_text_chars"],
         )[:2]
         for r in rows
     ]

@@ -1,0 +1,257 @@
+"""Steps: what an agent did, one row per event of a session, in the session's own order.
+
+Every adapter describes its records with one vocabulary (``ROLES``, ``STEP_KINDS``) through a
+:class:`StepLog`, which numbers the steps (``seq``, 0-based per session), hashes their text
+(``n_chars``, ``content_sha256``) and, only when the ingest keeps text (``--privacy full``), keeps
+that text for the ``texts`` frame with its credentials masked and cut to ``max_text_chars``.
+
+- ``prompt``: what a person asked (role ``user``); ``interrupt``: a person stopped the turn.
+- ``context``: text the harness put in front of the model (instructions, environment, reminders,
+  injected file contents), role ``system``.
+- ``text``, ``thinking``, ``tool_call``: the model's answer, reasoning and tool calls (role
+  ``assistant``); a tool call's text is its input as JSON.
+- ``tool_result``: a tool's answer (role ``tool``), with the call's ``call_id``, ``tool`` and
+  ``is_error``.
+- ``compaction``: a summary that replaced the history before it (role ``system``).
+
+A response's token counts go on its first step (:meth:`StepLog.tokens`). Where the log is a tree
+(Claude ``parentUuid``, pi/omp entry ids) ``parent_seq`` names the step each step follows, so a
+branched session keeps its branches; in a linear log it is null (the order says it).
+
+Copied history (a fork's replay of its parent, a hand-off's copy) belongs to the session that
+wrote it: the adapters mark it (ingest.copies, issue 13) and the steps follow that one marking,
+either by never adding a copied record (Codex, pi: the record is skipped as it is read) or, where a
+copy is known only later (a Claude hand-off), through :meth:`StepLog.finish`'s ``copied(line)``.
+``copying`` is the same switch for a stretch being read; ``copied`` counts what was left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+import orjson
+
+from sessiongraph.ingest.secrets import mask
+
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+STEP_KINDS: tuple[str, ...] = (
+    "prompt",
+    "context",
+    "text",
+    "thinking",
+    "tool_call",
+    "tool_result",
+    "compaction",
+    "interrupt",
+)
+TOKEN_COLUMNS: tuple[str, ...] = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "reasoning_tokens",
+)
+DEFAULT_MAX_TEXT_CHARS = 20_000
+STATE_MARK = "__steps__"
+MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
+
+# What the parse in this process keeps: set by the pipeline around each parse (text_policy).
+_keep_text = False
+_max_chars = DEFAULT_MAX_TEXT_CHARS
+
+
+@contextmanager
+def text_policy(keep: bool, max_chars: int = DEFAULT_MAX_TEXT_CHARS) -> Iterator[None]:
+    """Within this block, StepLogs keep step text (``keep``), each cut to ``max_chars``."""
+    global _keep_text, _max_chars
+    saved = _keep_text, _max_chars
+    _keep_text, _max_chars = keep, max_chars
+    try:
+        yield
+    finally:
+        _keep_text, _max_chars = saved
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def json_text(value: object) -> str | None:
+    """A tool input as JSON text: a string as it was logged, anything else as compact JSON (keys
+    in the logged order)."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+class StepLog:
+    """The steps (and, under ``full``, texts) of one file's sessions, as frame rows.
+
+    ``rows`` are sparse dicts (missing columns are null) whose ``session_id`` is the adapter's own
+    session key until :meth:`finish`; they are plain data, so a parser keeps its StepLog in its
+    checkpoint state (``state``/``restore``)."""
+
+    __slots__ = ("rows", "texts", "keep", "cap", "next_seq", "nodes", "copying", "copied", "_last")
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self.texts: list[dict] = []
+        self.keep = _keep_text
+        self.cap = _max_chars
+        self.next_seq: dict[object, int] = {}
+        self.nodes: dict[str, int | None] = {}  # tree node id -> seq of its last step
+        self.copying = False
+        self.copied = 0
+        self._last: tuple | None = None  # (session, node, seq) of the last step
+
+    def add(
+        self,
+        session: object,
+        line: int | None,
+        ts: datetime | None,
+        role: str,
+        kind: str,
+        text: str | None = None,
+        *,
+        call_id: str | None = None,
+        tool: str | None = None,
+        is_error: bool | None = None,
+        model: str | None = None,
+        request_id: str | None = None,
+        attempt: int | None = None,
+        node: str | None = None,
+        parent: str | None = None,
+    ) -> int | None:
+        """Record one step; returns its index in ``rows`` (None when it is copied history, or a
+        tree record seen before: a resumed transcript's copy). ``node``/``parent``: the record's
+        tree ids; the steps of one record are added one after the other."""
+        if self.copying:
+            self.copied += 1
+            return None
+        last = self._last
+        if node is not None and node in self.nodes and (last is None or last[1] != node):
+            return None
+        seq = self.next_seq.get(session, 0)
+        self.next_seq[session] = seq + 1
+        row = {"session_id": session, "seq": seq, "ts": ts, "role": role, "kind": kind, "line": line}
+        if attempt is not None:
+            row["attempt"] = attempt
+        if call_id is not None:
+            row["call_id"] = call_id
+        if tool is not None:
+            row["tool"] = tool
+        if is_error is not None:
+            row["is_error"] = is_error
+        if model is not None:
+            row["model"] = model
+        if request_id is not None:
+            row["request_id"] = request_id
+        if node is not None:
+            # Several steps of one record follow each other; the first follows its parent record.
+            if last is not None and last[0] == session and last[1] == node:
+                row["parent_seq"] = last[2]
+            elif parent is not None:
+                row["parent_seq"] = self.nodes.get(parent)
+            self.nodes[node] = seq
+            self._last = (session, node, seq)
+        if text is not None:
+            row["n_chars"] = len(text)
+            row["content_sha256"] = sha256(text)
+            if self.keep:
+                self.texts.append(self._text(session, attempt, seq, text))
+        self.rows.append(row)
+        return len(self.rows) - 1
+
+    def _text(self, session: object, attempt: int | None, seq: int, text: str) -> dict:
+        """A texts row: masked, then cut to the cap. Only the head the cap keeps is masked (masking
+        is slow on long tool outputs), with a margin longer than any credential, so that one
+        crossing the cut is still recognised and masked, never kept in part."""
+        head = text[: self.cap + MASK_MARGIN]
+        kept = mask(head) or ""
+        if len(head) < len(text):  # what the cap drops is counted, not masked
+            n_chars = len(kept) + len(text) - len(head)
+        else:
+            n_chars = len(kept)
+        return {
+            "session_id": session,
+            "attempt": attempt,
+            "seq": seq,
+            "text": kept[: self.cap],
+            "n_chars": n_chars,
+            "cut_chars": n_chars - min(len(kept), self.cap),
+        }
+
+    def link(self, node: str | None, parent: str | None) -> None:
+        """A tree record that made no step: its children follow its parent's last step."""
+        if node is not None and node not in self.nodes:
+            self.nodes[node] = self.nodes.get(parent) if parent is not None else None
+
+    def tokens(self, index: int | None, usage: dict) -> None:
+        """Put a response's token counts (a usage row) on its first step."""
+        if index is None:
+            return
+        row = self.rows[index]
+        for col in TOKEN_COLUMNS:
+            row[col] = usage.get(col) or 0
+
+    def finish(self, ids, source_path: str, copied=None) -> tuple[list[dict], list[dict]]:
+        """(steps rows, texts rows) with final session ids: ``ids`` maps the adapter's session keys
+        (a dict, or one id for every key). ``copied(line)``: the adapter's test for copied history
+        known only once the file is read (a hand-off's copy): those steps are left out and the
+        others numbered again from 0."""
+        if copied is not None and any(copied(r["line"]) for r in self.rows if r["line"] is not None):
+            self._drop(copied)
+        get = ids.get if isinstance(ids, dict) else (lambda _k: ids)
+        # In place: called once, after the last record (a checkpoint state was copied before).
+        for r in self.rows:
+            r["session_id"], r["source_path"] = get(r["session_id"]), source_path
+        for t in self.texts:
+            t["session_id"], t["source_path"] = get(t["session_id"]), source_path
+        return self.rows, self.texts
+
+    def _drop(self, copied) -> None:
+        renumber: dict[tuple, int] = {}  # (session, old seq) -> new seq
+        rows: list[dict] = []
+        next_seq: dict[object, int] = {}
+        for r in self.rows:
+            if r["line"] is not None and copied(r["line"]):
+                self.copied += 1
+                continue
+            key = r["session_id"]
+            new = next_seq.get(key, 0)
+            next_seq[key] = new + 1
+            renumber[(key, r["seq"])] = new
+            r["seq"] = new
+            if r.get("parent_seq") is not None:
+                r["parent_seq"] = renumber.get((key, r["parent_seq"]))  # a copied parent: none
+            rows.append(r)
+        self.rows = rows
+        texts = []
+        for t in self.texts:
+            kept = renumber.get((t["session_id"], t["seq"]))
+            if kept is not None:
+                t["seq"] = kept
+                texts.append(t)
+        self.texts = texts
+
+    # -- checkpoint state (ingest.resume) ---------------------------------------------------------
+
+    def state(self) -> dict:
+        # Marked so that ingest.privacy.scrub_state need not walk every row (only texts hold text).
+        return {STATE_MARK: True, **{k: getattr(self, k) for k in self.__slots__}}
+
+    @classmethod
+    def restore(cls, state: dict) -> StepLog:
+        if state["keep"] != _keep_text or state["cap"] != _max_chars:
+            # Texts kept under another policy cannot be completed: ingest.resume reads the file whole.
+            raise ValueError("checkpoint taken under another text policy")
+        log = cls.__new__(cls)
+        for k in cls.__slots__:
+            setattr(log, k, state[k])
+        return log

@@ -1,0 +1,194 @@
+"""Trajectories: steps and texts as conversations, exported as run-level splits that the real
+Hugging Face ``datasets`` package loads (offline), deterministic and de-duplicated."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from sessiongraph.cli import main
+from sessiongraph.errors import SessiongraphError
+from sessiongraph.pipeline import ingest
+from sessiongraph.store import Store
+from sessiongraph.trajectories import assign, export, parse_split
+from tests.conftest import SAMPLES
+
+SPLIT = "train=0.5,validation=0.25,test=0.25"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("store") / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1, privacy="full")
+    return db
+
+
+@pytest.fixture(scope="module")
+def out(store, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("traj") / "out"
+    result = run("export", "trajectories", "--db", store, "--out", path, "--split", SPLIT, "--seed", 7)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def _rows(out: Path) -> dict[str, pl.DataFrame]:
+    return {p.stem: pl.read_parquet(p) for p in sorted(out.glob("*.parquet"))}
+
+
+def test_every_split_loads_with_datasets(out, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # no hub access: local files only
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    from datasets import Features, List, Value, load_dataset
+
+    files = {name: str(out / f"{name}.parquet") for name in ("train", "validation", "test")}
+    ds = load_dataset("parquet", data_files=files, cache_dir=str(tmp_path / "cache"))
+    assert set(ds) == set(files)
+    call = {
+        "id": Value("string"),
+        "type": Value("string"),
+        "function": {"name": Value("string"), "arguments": Value("string")},
+    }
+    message = {
+        "role": Value("string"),
+        "content": Value("string"),
+        "reasoning_content": Value("string"),
+        "tool_calls": List(call),
+        "tool_call_id": Value("string"),
+        "name": Value("string"),
+    }
+    for split in ds.values():
+        assert split.features["messages"] == Features({"messages": List(message)})["messages"]
+        assert split.num_rows > 0
+    rows = _rows(out)
+    assert {k: v.height for k, v in rows.items()} == {name: ds[name].num_rows for name in files}
+    first = ds["train"][0]["messages"]
+    assert first[0]["role"] in ("user", "system") and isinstance(first[0]["content"], str)
+
+
+def test_no_run_in_two_splits(out):
+    runs = {name: set(df["run_id"].drop_nulls()) for name, df in _rows(out).items()}
+    names = list(runs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not runs[a] & runs[b], (a, b)
+    # and subagents went with their runs: every spawned session shares its parent's split
+    rows = pl.concat([df.with_columns(split=pl.lit(name)) for name, df in _rows(out).items()])
+    child = rows.filter(pl.col("parent_session_id").is_not_null()).select("parent_session_id", "split")
+    joined = child.join(rows.select(pl.col("session_id").alias("parent_session_id"), "split"), on="parent_session_id")
+    assert joined.height > 0 and (joined["split"] == joined["split_right"]).all()
+
+
+def test_split_is_deterministic_from_run_id_and_seed():
+    split = parse_split(SPLIT)
+    ids = [f"run-{i}" for i in range(400)]
+    a = [assign(r, split, 7) for r in ids]
+    assert a == [assign(r, split, 7) for r in ids]
+    assert a != [assign(r, split, 8) for r in ids]
+    shares = {name: a.count(name) / len(a) for name in split}
+    assert abs(shares["train"] - 0.5) < 0.1 and abs(shares["test"] - 0.25) < 0.1
+
+
+def test_export_again_gives_identical_files(store, out, tmp_path):
+    again = tmp_path / "again"
+    run("export", "trajectories", "--db", store, "--out", again, "--split", SPLIT, "--seed", 7)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {p.name: p.read_bytes() for p in again.iterdir()} == before
+    # over the same folder too (and nothing else left behind)
+    run("export", "trajectories", "--db", store, "--out", out, "--split", SPLIT, "--seed", 7)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_messages_follow_the_steps(store, out):
+    rows = pl.concat(_rows(out).values())
+    with Store(store, read_only=True) as s:
+        n_steps = dict(s.query("SELECT session_id, count(*) AS n FROM steps GROUP BY 1").iter_rows())
+        calls = s.query("SELECT session_id, call_id, seq FROM steps WHERE kind = 'tool_call'")
+    for row in rows.iter_rows(named=True):
+        assert row["n_steps"] == n_steps[row["session_id"]]
+        named = set()
+        for m in row["messages"]:
+            assert m["role"] in ("system", "user", "assistant", "tool")
+            for c in m["tool_calls"] or []:
+                assert c["type"] == "function" and c["function"]["name"]
+                named.add(c["id"])
+            if m["role"] == "tool":  # a tool message answers a call an earlier message made
+                assert m["tool_call_id"] in named
+        assert row["n_tool_calls"] == sum(len(m["tool_calls"] or []) for m in row["messages"])
+    # a subagent row names the step of its parent that spawned it
+    spawned = rows.filter(pl.col("spawn_seq").is_not_null())
+    assert spawned.height > 0
+    for row in spawned.iter_rows(named=True):
+        hit = calls.filter(
+            (pl.col("session_id") == row["parent_session_id"]) & (pl.col("call_id") == row["spawn_call_id"])
+        )
+        assert hit["seq"].to_list() == [row["spawn_seq"]]
+
+
+def test_identical_trajectories_are_written_once(tmp_path):
+    logs = tmp_path / "logs"
+    src = next((SAMPLES / "gemini-cli/tmp").rglob("session-*.jsonl"))
+    for n in ("a", "b"):  # the same chat in two projects, under two session ids
+        dst = logs / n / "chats" / src.name
+        dst.parent.mkdir(parents=True)
+        text = src.read_text().replace('"sessionId":"', f'"sessionId":"{n}-', 1)
+        dst.write_text(text)
+    db = tmp_path / "s.duckdb"
+    ingest([str(logs)], db=str(db), workers=1, privacy="full")
+    summary = export(tmp_path / "out", db=str(db))
+    assert summary.duplicates == 1 and sum(summary.rows.values()) == 1
+
+
+def test_filters(store, tmp_path):
+    s = export(tmp_path / "codex", db=str(store), harnesses=("codex",), split="all=1")
+    rows = pl.read_parquet(tmp_path / "codex" / "all.parquet")
+    assert set(rows["harness"]) == {"codex"} and s.filtered > 0
+    export(tmp_path / "long", db=str(store), min_steps=10, split="all=1")
+    assert pl.read_parquet(tmp_path / "long" / "all.parquet")["n_steps"].min() >= 10
+    export(tmp_path / "late", db=str(store), since=datetime(2026, 1, 1, tzinfo=UTC), split="all=1")
+    assert (pl.read_parquet(tmp_path / "late" / "all.parquet")["ended_at"].dt.year() >= 2026).all()
+
+
+def test_jsonl_format(store, tmp_path):
+    export(tmp_path / "j", db=str(store), fmt="jsonl", split="train=1")
+    lines = (tmp_path / "j" / "train.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    assert isinstance(first["messages"], list) and {"role", "content", "tool_calls"} <= set(first["messages"][0])
+    assert len(lines) == json.loads((tmp_path / "j" / "manifest.json").read_text())["rows"]["train"]
+
+
+def test_a_metadata_only_store_is_refused(tmp_path):
+    db = tmp_path / "m.duckdb"
+    ingest([str(SAMPLES / "codex")], db=str(db), workers=1)
+    with pytest.raises(SessiongraphError, match="--privacy full"):
+        export(tmp_path / "out", db=str(db))
+    result = CliRunner().invoke(main, ["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "Error:" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("bad", ["train=0.9", "train=0.5,train=0.5", "train=x", "=1", "a=0.5,b=0.6"])
+def test_bad_split_is_a_clear_error(bad):
+    with pytest.raises(SessiongraphError, match="bad --split"):
+        parse_split(bad)
+
+
+def test_export_parquet_full_has_the_same_trajectories(store, out, tmp_path):
+    from sessiongraph.parquet import export_parquet
+
+    export_parquet(tmp_path / "ds", db=str(store), privacy="full")
+    table = pl.read_parquet(tmp_path / "ds" / "trajectories" / "**" / "*.parquet", hive_partitioning=True)
+    exported = pl.concat(_rows(out).values())
+    # the split files hold each distinct trajectory once; the dataset holds every session
+    assert set(exported["trajectory_sha256"]) == set(table["trajectory_sha256"])
+    assert table.height >= exported.height
+    shutil.rmtree(tmp_path / "ds")
