@@ -107,62 +107,112 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         marker = marker | ((pl.col("target") == harness) & pl.col("child_entry").is_in(entries))
     for harness, entries in INTERACTIVE.items():
         interactive = interactive | ((pl.col("target") == harness) & pl.col("child_entry").is_in(entries))
-    by_id = pl.col("output_ids").list.contains(pl.col("child_native"))
-    same_cwd = pl.col("child_cwd") == pl.col("launch_cwd").str.strip_chars_end("/")
-    in_window = (pl.col("child_start") <= window_end) & same_cwd
 
     # Only two kinds of pair can match: same harness and cwd with the child starting inside the
     # call's window, or a child whose id the call printed. The first is joined on harness, cwd and
     # a time bucket the window covers, so a repository launched from thousands of times still
-    # pairs each launch only with the sessions that started near it.
-    live = table.filter(~pl.col("resume")).with_row_index("launch_no")
+    # pairs each launch only with the sessions that started near it. Copies of one session that
+    # share a cwd and their times still pair every launch with every child, so pairs are built,
+    # filtered, ranked and claimed on narrow integer columns; the wide ones join the claims only.
+    live = (
+        table.filter(~pl.col("resume"))
+        .with_row_index("launch_no")
+        .with_columns(key_cwd=pl.col("launch_cwd").str.strip_chars_end("/"), window_end=window_end)
+    )
+    children = children.sort("child", nulls_last=True).with_row_index("child_no")
+    # Launch identity and sort rank (the claim order's session_id, call_id, segment), as integers.
+    keys = ["session_id", "call_id", "segment"]
+    key_no = live.select(keys).unique().sort(keys, nulls_last=True).with_row_index("key_no")
+    # (harness, cwd) as one integer, so the bucket join carries no strings.
+    places = (
+        pl.concat(
+            [live.select("target", cwd="key_cwd"), children.select("target", cwd="child_cwd")], how="vertical_relaxed"
+        )
+        .unique()
+        .with_row_index("place")
+    )
+    on_place = {"how": "left"}  # a null harness or cwd matches nothing, as in a plain join
+    thin = (
+        live.join(key_no, on=keys, how="left", nulls_equal=True)
+        .join(places, left_on=["target", "key_cwd"], right_on=["target", "cwd"], **on_place)
+        .join(children.select("child", self_no="child_no"), left_on="session_id", right_on="child", how="left")
+        .select("launch_no", "key_no", "place", "self_no", "call_start", "window_end", "print_mode", "looped")
+    )
+    kids = (
+        children.with_columns(interactive=interactive)
+        .join(places, left_on=["target", "child_cwd"], right_on=["target", "cwd"], **on_place)
+        .select("child_no", "place", "child_start", "interactive")
+    )
     bucket_s = int(BUCKET.total_seconds())
     by_cwd = (
-        live.with_columns(
-            key_cwd=pl.col("launch_cwd").str.strip_chars_end("/"),
+        thin.lazy()
+        .with_columns(
             bucket=pl.int_ranges(
-                pl.col("call_start").dt.epoch("s") // bucket_s, window_end.dt.epoch("s") // bucket_s + 1
-            ),
+                pl.col("call_start").dt.epoch("s") // bucket_s, pl.col("window_end").dt.epoch("s") // bucket_s + 1
+            )
         )
         .explode("bucket")
-        .join(
-            children.with_columns(bucket=pl.col("child_start").dt.epoch("s") // bucket_s),
-            left_on=["target", "key_cwd", "bucket"],
-            right_on=["target", "child_cwd", "bucket"],
-            how="inner",
-            coalesce=False,
-        )
-        .drop("key_cwd", "target_right", "bucket", "bucket_right")
+        .join(kids.lazy().with_columns(bucket=pl.col("child_start").dt.epoch("s") // bucket_s), on=["place", "bucket"])
+        .drop("bucket")
+        .with_columns(same_cwd=pl.lit(True))
+    )
+    out_ids = (
+        live.select("launch_no", "target", out_id="output_ids")
+        .explode("out_id")
+        .join(children, left_on=["target", "out_id"], right_on=["target", "child_native"])
+        .select("launch_no", "child_no")
+        .unique()
     )
     by_out = (
-        live.with_columns(out_id=pl.col("output_ids"))
-        .explode("out_id")
-        .join(children, left_on=["target", "out_id"], right_on=["target", "child_native"], how="inner", coalesce=False)
-        .drop("out_id", "target_right")
+        out_ids.lazy()
+        .join(thin.lazy(), on="launch_no")
+        .join(kids.lazy(), on="child_no")
+        .with_columns(same_cwd=(pl.col("place") == pl.col("place_right")).fill_null(False))
+        .drop("place_right")
+        .join(by_cwd.select("launch_no", "child_no"), on=["launch_no", "child_no"], how="anti")
     )
-    pairs = pl.concat([by_cwd, by_out.select(by_cwd.columns)]).unique(["launch_no", "child"], maintain_order=True)
+    pairs = pl.concat([by_cwd, by_out.select(by_cwd.collect_schema().names())]).join(
+        out_ids.lazy().with_columns(by_id=pl.lit(True)), on=["launch_no", "child_no"], how="left"
+    )
     cands = (
-        pairs.drop("launch_no")
-        .filter(pl.col("child") != pl.col("session_id"))
+        pairs.filter(pl.col("self_no").is_null() | (pl.col("child_no") != pl.col("self_no")))
         .filter(pl.col("child_start") >= pl.col("call_start"))  # never a session that began earlier
-        .filter(~(pl.col("print_mode") & interactive))
+        .filter(~(pl.col("print_mode") & pl.col("interactive")))
         .with_columns(
-            by_id=by_id.fill_null(False), in_window=in_window.fill_null(False), marker=marker.fill_null(False)
+            by_id=pl.col("by_id").fill_null(False),
+            in_window=((pl.col("child_start") <= pl.col("window_end")) & pl.col("same_cwd")).fill_null(False),
         )
         .filter(pl.col("by_id") | pl.col("in_window"))
-        .with_columns(
-            tier=pl.when(pl.col("by_id")).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),
-            lag_s=(pl.col("child_start") - pl.col("call_start")).dt.total_microseconds() / 1_000_000,
-        )
+        .with_columns(lag_us=(pl.col("child_start") - pl.col("call_start")).dt.total_microseconds())
+        .select("launch_no", "key_no", "child_no", "call_start", "looped", "by_id", "in_window", "lag_us")
     )
     # One child per launch (a loop may start several), one launcher per child; the strongest
     # tier first, then the smallest lag. Extra candidates are counted as ambiguous.
-    keys = ["session_id", "call_id", "segment"]
-    order = [pl.col("tier") != "verified", "lag_s", "call_start", *keys, "child"]
-    cands = cands.sort(order, nulls_last=True).with_columns(
-        n=pl.len().over(keys), n_child=pl.len().over("child"), pos=pl.int_range(pl.len()).over(keys)
+    order = [~pl.col("by_id"), "lag_us", "call_start", "key_no", "child_no"]
+    cands = (
+        cands.sort(order, nulls_last=True)
+        .with_columns(
+            n=pl.len().over("key_no"), n_child=pl.len().over("child_no"), pos=pl.int_range(pl.len()).over("key_no")
+        )
+        .collect()
     )
-    edges = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
+    claimed = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
+    wide = live.drop("window_end", "key_cwd")
+    wide_kids = children.drop("child_cwd")
+
+    def widen(rows: pl.DataFrame) -> pl.DataFrame:
+        return (
+            rows.drop("call_start", "looped")
+            .join(wide, on="launch_no", how="left", maintain_order="left")
+            .join(wide_kids, on="child_no", how="left", maintain_order="left")
+            .with_columns(
+                tier=pl.when(pl.col("by_id")).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),
+                lag_s=pl.col("lag_us") / 1_000_000,
+                marker=marker.fill_null(False),
+            )
+        )
+
+    edges = widen(claimed)
     chosen = edges
     evidence = pl.concat_str(
         [
@@ -199,7 +249,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             diag_rows(
                 NAME,
                 "ambiguous_launch",
-                cands.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped")),
+                widen(cands.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped"))),
                 pl.col("n").cast(pl.String) + pl.lit(" candidate sessions; kept the closest unclaimed one"),
             ),
             diag_rows(
@@ -222,13 +272,10 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
 def _claims(cands: pl.DataFrame) -> list[bool]:
     """Which candidate pairs (sorted best first) are claimed: greedily, each launch one session
     (a looped launch any number), each session by one launch."""
-    taken: set[str] = set()
-    used: set[tuple] = set()
+    taken: set[int] = set()
+    used: set[int] = set()
     out = []
-    for sid, call, seg, child, looped in cands.select(
-        "session_id", "call_id", "segment", "child", "looped"
-    ).iter_rows():
-        key = (sid, call, seg)
+    for key, child, looped in cands.select("key_no", "child_no", "looped").iter_rows():
         ok = child not in taken and (looped or key not in used)
         if ok:
             taken.add(child)
