@@ -163,16 +163,23 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         .select("launch_no", "child_no")
         .unique()
     )
+    # A printed id pairs its launch with that child (by_id); a pair the bucket join also made is
+    # kept once, from the bucket join (the same test the join applies).
+    pair_key = pl.col("launch_no").cast(pl.UInt64) * (children.height + 1) + pl.col("child_no")
+    printed = out_ids.select(pair_key.alias("key"))["key"]
+    bucket = (pl.col("call_start").dt.epoch("s") // bucket_s, pl.col("window_end").dt.epoch("s") // bucket_s)
+    child_bucket = pl.col("child_start").dt.epoch("s") // bucket_s
+    joined = (pl.col("place") == pl.col("place_right")) & child_bucket.is_between(*bucket)
     by_out = (
         out_ids.lazy()
         .join(thin.lazy(), on="launch_no")
         .join(kids.lazy(), on="child_no")
+        .filter(~joined.fill_null(False))
         .with_columns(same_cwd=(pl.col("place") == pl.col("place_right")).fill_null(False))
         .drop("place_right")
-        .join(by_cwd.select("launch_no", "child_no"), on=["launch_no", "child_no"], how="anti")
     )
-    pairs = pl.concat([by_cwd, by_out.select(by_cwd.collect_schema().names())]).join(
-        out_ids.lazy().with_columns(by_id=pl.lit(True)), on=["launch_no", "child_no"], how="left"
+    pairs = pl.concat([by_cwd, by_out.select(by_cwd.collect_schema().names())]).with_columns(
+        by_id=pair_key.is_in(printed.implode())
     )
     cands = (
         pairs.filter(pl.col("self_no").is_null() | (pl.col("child_no") != pl.col("self_no")))
@@ -189,20 +196,20 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     # One child per launch (a loop may start several), one launcher per child; the strongest
     # tier first, then the smallest lag. Extra candidates are counted as ambiguous.
     order = [~pl.col("by_id"), "lag_us", "call_start", "key_no", "child_no"]
-    cands = (
-        cands.sort(order, nulls_last=True)
-        .with_columns(
-            n=pl.len().over("key_no"), n_child=pl.len().over("child_no"), pos=pl.int_range(pl.len()).over("key_no")
-        )
-        .collect()
-    )
+    cands = cands.sort(order, nulls_last=True).drop("call_start").collect()
     claimed = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
+    # Candidates per launch and launches per child, for the ambiguity counts.
+    n = cands.group_by("key_no").agg(n=pl.len())
+    n_child = cands.group_by("child_no").agg(n_child=pl.len())
+    firsts = cands.filter(pl.col("key_no").is_first_distinct())
     wide = live.drop("window_end", "key_cwd")
     wide_kids = children.drop("child_cwd")
 
     def widen(rows: pl.DataFrame) -> pl.DataFrame:
         return (
-            rows.drop("call_start", "looped")
+            rows.drop("looped")
+            .join(n, on="key_no", how="left", maintain_order="left")
+            .join(n_child, on="child_no", how="left", maintain_order="left")
             .join(wide, on="launch_no", how="left", maintain_order="left")
             .join(wide_kids, on="child_no", how="left", maintain_order="left")
             .with_columns(
@@ -249,7 +256,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             diag_rows(
                 NAME,
                 "ambiguous_launch",
-                widen(cands.filter((pl.col("pos") == 0) & (pl.col("n") > 1) & ~pl.col("looped"))),
+                widen(firsts.filter(~pl.col("looped"))).filter(pl.col("n") > 1),
                 pl.col("n").cast(pl.String) + pl.lit(" candidate sessions; kept the closest unclaimed one"),
             ),
             diag_rows(
