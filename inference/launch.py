@@ -123,7 +123,8 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     # Launch identity and sort rank (the claim order's session_id, call_id, segment), as integers.
     keys = ["session_id", "call_id", "segment"]
     key_no = live.select(keys).unique().sort(keys, nulls_last=True).with_row_index("key_no")
-    # (harness, cwd) as one integer, so the bucket join carries no strings.
+    # (harness, cwd) as one integer, so the bucket join carries no strings; a null harness or cwd
+    # matches nothing, as in a plain join.
     places = (
         pl.concat(
             [live.select("target", cwd="key_cwd"), children.select("target", cwd="child_cwd")], how="vertical_relaxed"
@@ -131,16 +132,15 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         .unique()
         .with_row_index("place")
     )
-    on_place = {"how": "left"}  # a null harness or cwd matches nothing, as in a plain join
     thin = (
         live.join(key_no, on=keys, how="left", nulls_equal=True)
-        .join(places, left_on=["target", "key_cwd"], right_on=["target", "cwd"], **on_place)
+        .join(places, left_on=["target", "key_cwd"], right_on=["target", "cwd"], how="left")
         .join(children.select("child", self_no="child_no"), left_on="session_id", right_on="child", how="left")
         .select("launch_no", "key_no", "place", "self_no", "call_start", "window_end", "print_mode", "looped")
     )
     kids = (
         children.with_columns(interactive=interactive)
-        .join(places, left_on=["target", "child_cwd"], right_on=["target", "cwd"], **on_place)
+        .join(places, left_on=["target", "child_cwd"], right_on=["target", "cwd"], how="left")
         .select("child_no", "place", "child_start", "interactive")
     )
     bucket_s = int(BUCKET.total_seconds())
@@ -181,7 +181,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     pairs = pl.concat([by_cwd, by_out.select(by_cwd.collect_schema().names())]).with_columns(
         by_id=pair_key.is_in(printed.implode())
     )
-    cands = (
+    pending = (
         pairs.filter(pl.col("self_no").is_null() | (pl.col("child_no") != pl.col("self_no")))
         .filter(pl.col("child_start") >= pl.col("call_start"))  # never a session that began earlier
         .filter(~(pl.col("print_mode") & pl.col("interactive")))
@@ -196,7 +196,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     # One child per launch (a loop may start several), one launcher per child; the strongest
     # tier first, then the smallest lag. Extra candidates are counted as ambiguous.
     order = [~pl.col("by_id"), "lag_us", "call_start", "key_no", "child_no"]
-    cands = cands.sort(order, nulls_last=True).drop("call_start").collect()
+    cands = pending.sort(order, nulls_last=True).drop("call_start").collect()
     claimed = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
     # Candidates per launch and launches per child, for the ambiguity counts.
     n = cands.group_by("key_no").agg(n=pl.len())
