@@ -133,41 +133,28 @@ def ingest(
     from sessiongraph.output import dumps
     from sessiongraph.pipeline import ingest as run_ingest
 
-    show_bar = not as_json and sys.stderr.isatty()
-    table = config.launchers(launchers)
-    if show_bar:
+    options = dict(
+        db=db,
+        since=since,
+        until=until,
+        workers=workers,
+        engine=engine,
+        ray_address=ray_address,
+        privacy=privacy,
+        launchers=config.launchers(launchers),
+        max_text_chars=max_text_chars,
+        prune=prune,
+    )
+    if not as_json and sys.stderr.isatty():
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
             task = bar.add_task("parsing", total=None)
             summary = run_ingest(
-                paths,
-                db=db,
-                since=since,
-                until=until,
-                workers=workers,
-                engine=engine,
-                ray_address=ray_address,
-                privacy=privacy,
-                launchers=table,
-                max_text_chars=max_text_chars,
-                prune=prune,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                paths, **options, progress=lambda done, total: bar.update(task, completed=done, total=total)
             )
     else:
-        summary = run_ingest(
-            paths,
-            db=db,
-            since=since,
-            until=until,
-            workers=workers,
-            engine=engine,
-            ray_address=ray_address,
-            privacy=privacy,
-            launchers=table,
-            max_text_chars=max_text_chars,
-            prune=prune,
-        )
+        summary = run_ingest(paths, **options)
     written = None
     if out_parquet:
         from sessiongraph.parquet import export_parquet
