@@ -20,6 +20,11 @@ from sessiongraph.ingest.steps import DEFAULT_MAX_TEXT_CHARS
 if TYPE_CHECKING:
     from sessiongraph.pipeline import IngestSummary
 
+PRICES_OPTION = click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A CSV of prices that win over genai-prices (see README, Dollars).",
+)
 DB_OPTION = click.option(
     "--db",
     type=click.Path(dir_okay=False),
@@ -264,11 +269,7 @@ def runs(db, as_json):
 @DB_OPTION
 @click.option("--format", "fmt", type=click.Choice(["tree", "dot", "html"]), default="tree", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
-)
+@PRICES_OPTION
 @_errors
 def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
@@ -290,11 +291,7 @@ def show(run, db, fmt, out, prices):
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
-)
+@PRICES_OPTION
 @_errors
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
@@ -326,11 +323,7 @@ def export():
     show_default=True,
     help="metadata_only writes no prompt, completion, tool or file text.",
 )
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
-)
+@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
@@ -361,11 +354,7 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
     show_default=True,
     help="metadata_only writes no log text (no shell commands or subagent descriptions).",
 )
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
-)
+@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
@@ -402,11 +391,7 @@ def export_parquet(out, privacy, prices, db, as_json):
 @click.option("--until", type=Date(), help="Only sessions that started by this date.")
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
-@click.option(
-    "--prices",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
-)
+@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
