@@ -62,13 +62,15 @@ def _view_sql() -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class FileResult:
-    """What one ingest learned about one file: its fingerprint and the frames it produced."""
+    """What one ingest learned about one file: its fingerprint and how many rows of each kind it
+    gave (the rows themselves come with its batch's frames, :meth:`Store.write`)."""
 
     path: str
     harness: str | None
     size_bytes: int
     mtime_ns: int
-    frames: Frames
+    n_sessions: int
+    n_diagnostics: int
     skip_reason: str | None = None
     privacy: str | None = None  # the ingest privacy profile the frames were kept under
     replaces: bool = True  # the store may hold rows of this file already (False: a new file)
@@ -316,11 +318,11 @@ class Store:
             [datetime.now(UTC), read, unchanged, skipped, ingest_id],
         )
 
-    def write(self, results: list[FileResult], ingest_id: int) -> None:
-        """Replace every row of these files, all in one transaction: a reader sees all or none."""
+    def write(self, results: list[FileResult], frames: Frames, ingest_id: int) -> None:
+        """Replace every row of these files with ``frames`` (the rows of all of them), all in one
+        transaction: a reader sees all or none."""
         if not results:
             return
-        frames = Frames.concat([r.frames for r in results])
         # Deleting scans every table: only files the store may already hold need it.
         paths = pl.DataFrame(
             {"source_path": [r.path for r in results if r.replaces]}, schema={"source_path": pl.String}
@@ -334,8 +336,8 @@ class Store:
                 "mtime_ns": [r.mtime_ns for r in results],
                 "status": ["skipped" if r.skip_reason else "parsed" for r in results],
                 "skip_reason": [r.skip_reason for r in results],
-                "n_sessions": [r.frames.height("sessions") for r in results],
-                "n_diagnostics": [r.frames.height("diagnostics") for r in results],
+                "n_sessions": [r.n_sessions for r in results],
+                "n_diagnostics": [r.n_diagnostics for r in results],
                 "privacy": [r.privacy for r in results],
                 "ingest_id": [ingest_id] * len(results),
                 "ingested_at": [now] * len(results),
@@ -363,18 +365,21 @@ class Store:
                 "carry": pl.Binary,
             },
         )
-        tables = frames.tables()
         con = self.con
+        # Each table goes to Arrow once, and is read by DuckDB both for its insert and for the keys.
+        arrow = {name: frames.table(name).to_arrow() for name in SCHEMAS}
+        for name, table in arrow.items():
+            con.register(f"batch_{name}", table)
         con.execute("BEGIN TRANSACTION")
         try:
             if paths.height:
                 self._delete_files(paths)
-            for table, df in tables.items():
-                if df.height:
-                    self._insert(table, df, f"*, {int(ingest_id)} AS ingest_id")
+            for name, table in arrow.items():
+                if table.num_rows:
+                    con.execute(f"INSERT INTO {name} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_{name}")
             self._insert("ingested_files", files)
             self._insert("checkpoints", checkpoints)
-            self._insert_keys(tables)
+            con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"batch_{name}"))
             # The inference tables no longer match these files until their partitions are
             # inferred again; if we are killed before that, the next ingest finds them here.
             self._insert("dirty_files", files.select("source_path"))
@@ -382,6 +387,9 @@ class Store:
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        finally:
+            for name in arrow:
+                con.unregister(f"batch_{name}")
 
     def remove(self, paths: list[str]) -> None:
         """Forget files that are gone from disk: their rows go, their partitions are inferred again."""
