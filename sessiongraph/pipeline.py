@@ -33,9 +33,10 @@ from sessiongraph.store import FileResult, Store
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
 BATCH_BYTES = int(os.environ.get("SESSIONGRAPH_BATCH_BYTES", str(256 << 20)))
 # DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
-# about a second rather than the whole ingest, the ingest closes the store after a batch once it
-# has held it HOLD_S, and leaves it closed at least READER_GAP_S (readers poll every 0.25 s) while
-# it goes on parsing; the batches written meanwhile just grow.
+# about a batch rather than the whole ingest, the ingest closes the store after a batch when a
+# reader is waiting (Store.release) and it has held the store HOLD_S, and leaves it closed at
+# least READER_GAP_S (readers poll every 0.25 s) while it goes on parsing; the batches written
+# meanwhile just grow. It does not close when nobody waits: each close checkpoints.
 HOLD_S = 1.0
 # Files per run of the passes (whole partitions, inference/partitions.py): the passes' memory
 # is about that many files' frames (or the largest partition, when larger).
@@ -334,7 +335,7 @@ def ingest(
             ):
                 store.write(batch, Frames.concat(batch_frames), ingest_id)
                 batch, batch_frames, batch_bytes = [], [], 0
-                released_at = time.monotonic() if store.release(held_for_s=HOLD_S) else None
+                released_at = time.monotonic() if store.release(held_for_s=HOLD_S, for_readers=True) else None
         store.write(batch, Frames.concat(batch_frames), ingest_id)
         store.remove(gone)
         summary.files_removed = len(gone)
@@ -344,7 +345,7 @@ def ingest(
             def loaded():
                 for files in plan.groups:
                     frames = store.load_frames(files)
-                    store.release(held_for_s=HOLD_S)  # readers may query between groups
+                    store.release(held_for_s=HOLD_S, for_readers=True)  # readers may query between groups
                     yield files, frames
 
             # engine: where the passes run over each group of partitions (sessiongraph/engines/).

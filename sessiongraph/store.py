@@ -129,39 +129,52 @@ class Store:
             self._opened_at = time.monotonic()
         return self._con
 
-    def release(self, held_for_s: float = 0.0) -> bool:
-        """Close the DuckDB connection if it has been open ``held_for_s`` or longer, so a reader
-        waiting on DuckDB's file lock can get in; the next use reopens it (about 10 ms).
-        Returns whether it closed."""
-        if self._con is not None and time.monotonic() - self._opened_at >= held_for_s:
-            self._con.close()
-            self._con = None
-            return True
-        return False
+    def release(self, held_for_s: float = 0.0, *, for_readers: bool = False) -> bool:
+        """Close the DuckDB connection if it has been open ``held_for_s`` or longer (with
+        ``for_readers``: and a reader is waiting for the store), so a reader waiting on DuckDB's
+        file lock can get in; the next use reopens it. Returns whether it closed.
+
+        Closing checkpoints (DuckDB rewrites the row groups a transaction touched since the last
+        one): a writer that closed after every batch spent more on that than on its inserts, so
+        an ingest closes only when someone waits."""
+        if self._con is None or time.monotonic() - self._opened_at < held_for_s:
+            return False
+        if for_readers and not _readers_waiting(self.path):
+            return False
+        self._con.close()
+        self._con = None
+        return True
 
     def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         pause = 0.05
-        while True:
-            try:
-                return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
-            except duckdb.IOException as exc:
-                busy = "lock" in str(exc).lower()
-                if busy and time.monotonic() < deadline:
-                    time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
-                    pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
-                    continue
-                why = (
-                    f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
-                    "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
-                    if busy
-                    else _first_line(exc)
-                )
-                raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
-            except duckdb.Error as exc:
-                raise SessiongraphError(
-                    f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
-                ) from None
+        waiting = None  # a reader's shared lock on <db>.readers while it waits (see _readers_waiting)
+        try:
+            while True:
+                try:
+                    return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
+                except duckdb.IOException as exc:
+                    busy = "lock" in str(exc).lower()
+                    if busy and self.read_only and waiting is None:
+                        waiting = _signal_waiting(self.path)  # the ingest closes the store after its batch
+                    if busy and time.monotonic() < deadline:
+                        time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
+                        pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
+                        continue
+                    why = (
+                        f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
+                        "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
+                        if busy
+                        else _first_line(exc)
+                    )
+                    raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
+                except duckdb.Error as exc:
+                    raise SessiongraphError(
+                        f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
+                    ) from None
+        finally:
+            if waiting is not None:
+                waiting.close()  # closing the file drops the shared lock
 
     def __enter__(self) -> Store:
         return self
@@ -680,6 +693,40 @@ def _take_writer_lock(db: Path):
                 ) from None
             time.sleep(pause)
             pause = min(pause * 2, 1.0)
+
+
+def _readers_path(db: Path) -> Path:
+    return db.with_name(db.name + ".readers")
+
+
+def _signal_waiting(db: Path):
+    """A shared flock on ``<db>.readers``, held (the open file) while a reader waits for the store:
+    the ingest sees it and closes the store after its batch. None when the file cannot be opened
+    (a read-only folder): the reader then waits for the ingest to end."""
+    try:
+        fh = open(_readers_path(db), "a+")  # noqa: SIM115 - held open while waiting
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # the writer is testing the lock this instant: the next poll tries again
+        fh.close()
+        return None
+    return fh
+
+
+def _readers_waiting(db: Path) -> bool:
+    """Whether a reader holds ``<db>.readers`` shared (see :func:`_signal_waiting`)."""
+    try:
+        with open(_readers_path(db), "a+") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return True  # cannot tell: close, as before readers could signal
 
 
 def _first_line(exc: BaseException) -> str:
