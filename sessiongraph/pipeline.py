@@ -107,7 +107,11 @@ class FileParse(NamedTuple):
     frames): small, so that it crosses from a worker cheaply."""
 
     job: Job | None  # the engine sets it on the driver side (a job never travels back)
-    found: Found
+    # The file as classified (a Found's fields: a tuple of strings unpickles far faster than a
+    # slotted dataclass, and there is one per file).
+    path: str
+    harness: str | None
+    skip_reason: str | None
     checkpoint: Checkpoint | None  # where the next ingest may resume this file
     harnesses: tuple[str, ...]  # the harness of each of its sessions
     codes: tuple[str, ...]  # the code of each of its diagnostics
@@ -177,7 +181,9 @@ def parse_batch(jobs: Sequence[Job]) -> Batch:
         in_window = _in_window(frames, job.since, job.until)
         harnesses = tuple(frames.values("sessions", "harness"))
         codes = tuple(frames.values("diagnostics", "code"))
-        files.append(FileParse(None, found, checkpoint, harnesses, codes, in_window))
+        files.append(
+            FileParse(None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, in_window)
+        )
         if in_window:
             kept.append(frames)
     built = Frames.concat(kept)
@@ -297,7 +303,7 @@ def ingest(
         # the rest runs here.
         for parsed in engines.parse_all(engine, todo, workers=workers, address=ray_address):
             batch_frames.append(parsed.frames)
-            for job, f, checkpoint, harnesses, codes, in_window in parsed.files:
+            for job, path, harness, skip_reason, checkpoint, harnesses, codes, in_window in parsed.files:
                 done += 1
                 if checkpoint is not None and checkpoint.resumed_from:
                     summary.files_resumed += 1
@@ -305,8 +311,8 @@ def ingest(
                 if not in_window:
                     skipped["outside_window"] += 1
                 else:
-                    if f.skip_reason:
-                        skipped[f.skip_reason] += 1
+                    if skip_reason:
+                        skipped[skip_reason] += 1
                     else:
                         summary.files_read += 1
                     sessions.update(harnesses)
@@ -314,15 +320,15 @@ def ingest(
                     # Files that are not logs are remembered too, so the next ingest need not open them.
                     batch.append(
                         FileResult(
-                            f.path,
-                            f.harness,
+                            path,
+                            harness,
                             job.size,
                             job.mtime,
                             len(harnesses),
                             len(codes),
-                            f.skip_reason,
+                            skip_reason,
                             privacy,
-                            replaces=f.path in known,
+                            replaces=path in known,
                             checkpoint=checkpoint,
                         )
                     )

@@ -198,9 +198,9 @@ def parse_batch(batch: pa.Table) -> pa.Table:
     files = done.files
     columns = {
         "i": [[r["i"] for r in rows]],
-        "path": [[f.found.path for f in files]],
-        "harness": [[f.found.harness for f in files]],
-        "skip_reason": [[f.found.skip_reason for f in files]],
+        "path": [[f.path for f in files]],
+        "harness": [[f.harness for f in files]],
+        "skip_reason": [[f.skip_reason for f in files]],
         "harnesses": [[list(f.harnesses) for f in files]],
         "codes": [[list(f.codes) for f in files]],
         "in_window": [[f.in_window for f in files]],
@@ -232,7 +232,7 @@ def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
     lists = {name: block.column(name).combine_chunks() for name in SCHEMAS}
     for row in range(block.num_rows):
         files = [
-            FileParse(None, Found(path, harness, skip), None, tuple(hs), tuple(cs), ok)
+            FileParse(None, path, harness, skip, None, tuple(hs), tuple(cs), ok)
             for path, harness, skip, hs, cs, ok in zip(
                 facts["path"][row],
                 facts["harness"][row],
