@@ -512,10 +512,15 @@ def _string_lists(name: str, values: list) -> pl.Series | list:
                     return values
                 flat.extend(v)
             offsets.append(len(flat))
-        strings = pa.array(flat, pa.large_string())
-    except (TypeError, pa.ArrowException):
+        strings = pl.Series(flat, dtype=pl.String)
+    except (TypeError, pl.exceptions.PolarsError):
         return values
-    lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), strings, mask=pa.array(nulls, pa.bool_()))
+    # Arrow arrays made by polars, not pa.array: that would import pandas (0.6 s) in every worker.
+    lists = pa.LargeListArray.from_arrays(
+        pl.Series(offsets, dtype=pl.Int64).to_arrow(),
+        strings.to_arrow(compat_level=pl.CompatLevel.oldest()),
+        mask=pl.Series(nulls, dtype=pl.Boolean).to_arrow(),
+    )
     return pl.Series(name, lists, dtype=STRS)
 
 
