@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 
 # Files are sent to the pool in tasks of consecutive files up to this many bytes or files: a
 # task per tiny file would cost more in pickling and round trips than parsing it, one task of
-# too many bytes would leave the other workers idle at the end.
-TASK_BYTES = 4 << 20
+# too many bytes would leave the other workers idle at the end. A task's frames are built once
+# (about 5 ms a task however small), so tasks are large: 4 MB tasks made a 200 MB ingest 10%
+# slower than building once per store batch.
+TASK_BYTES = 32 << 20
 TASK_FILES = 512
 
 
