@@ -633,11 +633,21 @@ class _Parser:
             call = self.calls.get(call_id or "")
             step_call = {"call_id": call_id, "tool": call["tool"] if call else None}
             error = block.get("is_error") is True
-            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), call=step_call, error=error)
+            self._step(n, rec, ts, sess, "tool", "tool_result", self._result_text(block), call=step_call, error=error)
             if call is None:
                 self.diags.add("unmatched_result", n, "tool_result names no call of this file")
                 continue
             self._result(call, ts, block, sidecar)
+
+    def _result_text(self, block: dict) -> str | memoryview:
+        """A tool result's step text: the content's JSON string literal as logged, not decoded
+        (tool outputs are the bulk of a transcript), unless it is no string or texts are kept."""
+        content = block.get("content")
+        if type(content) is msgspec.Raw and not self.steps.keep:
+            view = memoryview(content)
+            if view[:1] == b'"':
+                return view
+        return _block_text(block)
 
     def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
         """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""

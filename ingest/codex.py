@@ -232,7 +232,7 @@ class _Fields(TypedDict, total=False):
     name: Any
     arguments: str | None
     call_id: Any
-    output: str | list | dict | None
+    output: msgspec.Raw  # a step's text, hashed as logged; decoded for the output facts
     input: str | None
     action: msgspec.Raw  # local_shell_call: read through _ACTION; any call's step text
     message: msgspec.Raw  # read for the first user_message only, and a compaction's text
@@ -683,7 +683,8 @@ class _Rollout:
 
     def _item_step(self, p: dict, t: str, ts, n: int) -> None:
         """The step a response item is (the event_msg copies of messages are not steps)."""
-        role, kind, text, call_id, tool = "assistant", None, None, None, None
+        role, kind, call_id, tool = "assistant", None, None, None
+        text: str | memoryview | None = None
         if t == "message":
             text, who = _texts(raw_value(p.get("content"))), p.get("role")
             if who == "assistant":
@@ -704,7 +705,11 @@ class _Rollout:
         elif t in ("function_call_output", "custom_tool_call_output"):
             role, kind, call_id = "tool", "tool_result", as_str(p.get("call_id"))
             value = p.get("output")
-            text = _output_parts(value)[0] if not isinstance(value, str) else value
+            if type(value) is msgspec.Raw and not self.steps.keep and memoryview(value)[:1] == b'"':
+                text = memoryview(value)  # hashed as logged (ingest.steps): not decoded for the step
+            else:
+                value = raw_value(value)
+                text = value if isinstance(value, str) else _output_parts(value)[0]
         elif t == "compaction":
             role, kind = "system", "compaction"
         if kind is None:

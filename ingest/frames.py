@@ -279,8 +279,8 @@ STEPS = pl.Schema(
         "cache_read_tokens": pl.Int64,
         "cache_creation_tokens": pl.Int64,
         "reasoning_tokens": pl.Int64,
-        "n_chars": pl.Int64,  # length of the step's text (a tool call's: its input as JSON)
-        "content_sha256": pl.String,  # sha256 of that text (UTF-8)
+        "n_bytes": pl.Int64,  # bytes of the step's text as a JSON string literal (ingest.steps.literal)
+        "content_sha256": pl.String,  # sha256 of that literal
         "parent_seq": pl.Int64,  # tree logs: the step this one follows (branches share a parent)
         "source_path": pl.String,
         "line": pl.Int64,
