@@ -51,6 +51,7 @@ from sessiongraph.ingest.jsonl import (
     json_type,
     parse_ts,
     raw_value,
+    string_literal,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -642,12 +643,8 @@ class _Parser:
     def _result_text(self, block: dict) -> str | memoryview:
         """A tool result's step text: the content's JSON string literal as logged, not decoded
         (tool outputs are the bulk of a transcript), unless it is no string or texts are kept."""
-        content = block.get("content")
-        if type(content) is msgspec.Raw and not self.steps.keep:
-            view = memoryview(content)
-            if view[:1] == b'"':
-                return view
-        return _block_text(block)
+        logged = None if self.steps.keep else string_literal(block.get("content"))
+        return logged if logged is not None else _block_text(block)
 
     def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
         """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""

@@ -48,6 +48,7 @@ from sessiongraph.ingest.jsonl import (
     json_type,
     parse_ts,
     raw_value,
+    string_literal,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -705,9 +706,8 @@ class _Rollout:
         elif t in ("function_call_output", "custom_tool_call_output"):
             role, kind, call_id = "tool", "tool_result", as_str(p.get("call_id"))
             value = p.get("output")
-            if type(value) is msgspec.Raw and not self.steps.keep and memoryview(value)[:1] == b'"':
-                text = memoryview(value)  # hashed as logged (ingest.steps): not decoded for the step
-            else:
+            text = None if self.steps.keep else string_literal(value)  # hashed as logged (ingest.steps)
+            if text is None:
                 value = raw_value(value)
                 text = value if isinstance(value, str) else _output_parts(value)[0]
         elif t == "compaction":

@@ -268,7 +268,9 @@ def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode
     sid = "0b7c7a8e-6d1f-4a57-9a3e-1f2e3d4c5b6a"
     base = {"sessionId": sid, "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z"}
     call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "x"}}
-    lines = [orjson.dumps({**base, "type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [call]}})]
+    lines = [
+        orjson.dumps({**base, "type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [call]}})
+    ]
     for i, body in enumerate(LOGGED):
         result = {"type": "tool_result", "tool_use_id": "t1", "content": "@"}
         rec = {**base, "type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": [result]}}
