@@ -56,7 +56,7 @@ from sessiongraph.ingest.jsonl import (
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "claude-code"
 
@@ -560,7 +560,7 @@ class _Parser:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
         inp = _val(block.get("input"))  # whole: the step's text is the input as compact JSON
-        text = json_text(inp)
+        text = json_content(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}

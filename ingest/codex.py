@@ -53,7 +53,7 @@ from sessiongraph.ingest.jsonl import (
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "codex"
 
@@ -685,7 +685,7 @@ class _Rollout:
     def _item_step(self, p: dict, t: str, ts, n: int) -> None:
         """The step a response item is (the event_msg copies of messages are not steps)."""
         role, kind, call_id, tool = "assistant", None, None, None
-        text: str | memoryview | None = None
+        text: str | bytes | memoryview | None = None
         if t == "message":
             text, who = _texts(raw_value(p.get("content"))), p.get("role")
             if who == "assistant":
@@ -700,7 +700,7 @@ class _Rollout:
             kind, call_id = "tool_call", as_str(p.get("call_id"))
             tool = {"local_shell_call": t, "web_search_call": t}.get(t) or as_str(p.get("name"))
             raw = {"function_call": "arguments", "custom_tool_call": "input"}.get(t)
-            text = json_text(p.get(raw) if raw else raw_value(p.get("action")))
+            text = json_content(p.get(raw) if raw else raw_value(p.get("action")))
             if t == "web_search_call":
                 call_id = as_str(p.get("id"))
         elif t in ("function_call_output", "custom_tool_call_output"):

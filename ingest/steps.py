@@ -5,8 +5,9 @@ Every adapter describes its records with one vocabulary (``ROLES``, ``STEP_KINDS
 text (``n_bytes``, ``content_sha256``) and, only when the ingest keeps text (``--privacy full``),
 keeps that text for the ``texts`` frame with its credentials masked and cut to ``max_text_chars``.
 
-What is measured and hashed is the text's JSON string literal (:func:`literal`: compact UTF-8, as
-JSON.stringify, serde_json and orjson write it), not the decoded text: a tool output logged as one
+What is measured and hashed is the step's content as compact JSON, not the decoded text: a text
+as its JSON string literal (:func:`literal`: UTF-8, as JSON.stringify, serde_json and orjson write
+it), a tool input as the JSON object it is (:func:`json_content`). A tool output logged as one
 JSON string is then hashed straight from the log's bytes, without decoding and encoding it again
 (for tool outputs, half of a transcript's bytes, that was a fifth of the ingest). Claude Code and
 Codex write their logs that way, so the literal read from a log is the literal any other path
@@ -102,15 +103,24 @@ def sha256(text: str) -> str:
     return hashlib.sha256(literal(text)).hexdigest()
 
 
-def json_text(value: object) -> str | None:
-    """A tool input as JSON text: a string as it was logged, anything else as compact JSON (keys
-    in the logged order)."""
-    if value is None or isinstance(value, str):
-        return value
+def json_content(value: object) -> bytes | None:
+    """A tool input as a step's content: a string as its JSON literal, anything else as compact
+    JSON (keys in the logged order); None when there is none or it cannot be written."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return literal(value)
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+def _readable(content: bytes | memoryview) -> str:
+    """The text of a step's content: a JSON string decoded, any other JSON as it is written."""
+    if bytes(content[:1]) == b'"':
+        return orjson.loads(content)
+    return bytes(content).decode()
 
 
 class StepLog:
@@ -152,8 +162,8 @@ class StepLog:
         parent: str | None = None,
     ) -> int | None:
         """Record one step; returns its index in ``rows`` (None when it is copied history, or a
-        tree record seen before: a resumed transcript's copy). ``text``: the step's text, or, when
-        texts are not kept (``keep``), its JSON string literal as the log holds it (bytes). ``node``/``parent``: the record's tree
+        tree record seen before: a resumed transcript's copy). ``text``: the step's text, or its
+        content as JSON bytes (a string's literal as the log holds it, a tool input's object). ``node``/``parent``: the record's tree
         ids; the steps of one record are added one after the other."""
         if self.copying:
             self.copied += 1
@@ -185,13 +195,13 @@ class StepLog:
             self.nodes[node] = seq
             self._last = (session, node, seq)
         if text is not None:
-            # A logged literal (bytes) is measured as it is; a decoded text is written as one.
-            lit = literal(text) if isinstance(text, str) else text
-            row["n_bytes"] = len(lit)
-            row["content_sha256"] = hashlib.sha256(lit).hexdigest()
+            # Bytes are the content's JSON as logged or written; a text is written as its literal.
+            content = literal(text) if isinstance(text, str) else text
+            row["n_bytes"] = len(content)
+            row["content_sha256"] = hashlib.sha256(content).hexdigest()
             if self.keep:
-                assert isinstance(text, str), "a parse that keeps text passes it decoded"
-                self.texts.append(self._text(session, attempt, seq, text))
+                readable = text if isinstance(text, str) else _readable(content)
+                self.texts.append(self._text(session, attempt, seq, readable))
         self.rows.append(row)
         return len(self.rows) - 1
 
