@@ -279,8 +279,8 @@ STEPS = pl.Schema(
         "cache_read_tokens": pl.Int64,
         "cache_creation_tokens": pl.Int64,
         "reasoning_tokens": pl.Int64,
-        "n_bytes": pl.Int64,  # bytes of the step's text as a JSON string literal (ingest.steps.literal)
-        "content_sha256": pl.String,  # sha256 of that literal
+        "n_bytes": pl.Int64,  # bytes of the step's content as compact JSON (ingest/steps.py)
+        "content_sha256": pl.String,  # sha256 of those bytes
         "parent_seq": pl.Int64,  # tree logs: the step this one follows (branches share a parent)
         "source_path": pl.String,
         "line": pl.Int64,

@@ -98,11 +98,6 @@ def literal(text: str) -> bytes:
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out).encode()
 
 
-def sha256(text: str) -> str:
-    """The content hash of a step whose text is ``text`` (its :func:`literal`'s sha256)."""
-    return hashlib.sha256(literal(text)).hexdigest()
-
-
 def json_content(value: object) -> bytes | None:
     """A tool input as a step's content: a string as its JSON literal, anything else as compact
     JSON (keys in the logged order); None when there is none or it cannot be written."""
