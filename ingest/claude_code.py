@@ -143,16 +143,28 @@ def not_a_session(head: bytes) -> bool:
     return seen
 
 
+# Undecodable lines in a row after which a head is no JSON Lines at all (a pretty-printed JSON
+# file fails on every line): a transcript's head has at most a few broken lines, then records.
+MAX_BAD_HEAD_LINES = 8
+
+
 def _head_records(head: bytes):
     """The JSON values of ``head``'s lines; blank lines and a line that does not decode (the
-    head may end mid-line) are passed over."""
+    head may end mid-line, a crash may have cut one) are passed over, up to
+    MAX_BAD_HEAD_LINES in a row."""
+    bad = 0
     for raw in head.split(b"\n"):
         if not raw.strip():
             continue
         try:
-            yield orjson.loads(raw)
+            rec = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            bad += 1
+            if bad == MAX_BAD_HEAD_LINES:
+                return
             continue
+        bad = 0
+        yield rec
 
 
 @dataclass(slots=True)
