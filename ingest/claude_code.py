@@ -51,11 +51,12 @@ from sessiongraph.ingest.jsonl import (
     json_type,
     parse_ts,
     raw_value,
+    string_literal,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "claude-code"
 
@@ -142,16 +143,28 @@ def not_a_session(head: bytes) -> bool:
     return seen
 
 
+# Undecodable lines in a row after which a head is no JSON Lines at all (a pretty-printed JSON
+# file fails on every line): a transcript's head has at most a few broken lines, then records.
+MAX_BAD_HEAD_LINES = 8
+
+
 def _head_records(head: bytes):
     """The JSON values of ``head``'s lines; blank lines and a line that does not decode (the
-    head may end mid-line) are passed over."""
+    head may end mid-line, a crash may have cut one) are passed over, up to
+    MAX_BAD_HEAD_LINES in a row."""
+    bad = 0
     for raw in head.split(b"\n"):
         if not raw.strip():
             continue
         try:
-            yield orjson.loads(raw)
+            rec = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            bad += 1
+            if bad == MAX_BAD_HEAD_LINES:
+                return
             continue
+        bad = 0
+        yield rec
 
 
 @dataclass(slots=True)
@@ -559,7 +572,7 @@ class _Parser:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
         inp = _val(block.get("input"))  # whole: the step's text is the input as compact JSON
-        text = json_text(inp)
+        text = json_content(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}
@@ -633,11 +646,17 @@ class _Parser:
             call = self.calls.get(call_id or "")
             step_call = {"call_id": call_id, "tool": call["tool"] if call else None}
             error = block.get("is_error") is True
-            self._step(n, rec, ts, sess, "tool", "tool_result", _block_text(block), call=step_call, error=error)
+            self._step(n, rec, ts, sess, "tool", "tool_result", self._result_text(block), call=step_call, error=error)
             if call is None:
                 self.diags.add("unmatched_result", n, "tool_result names no call of this file")
                 continue
             self._result(call, ts, block, sidecar)
+
+    def _result_text(self, block: dict) -> str | memoryview:
+        """A tool result's step text: the content's JSON string literal as logged, not decoded
+        (tool outputs are the bulk of a transcript), unless it is no string or texts are kept."""
+        logged = None if self.steps.keep else string_literal(block.get("content"))
+        return logged if logged is not None else _block_text(block)
 
     def _user_steps(self, n: int, rec: dict, ts, sess: _Session, content: object) -> None:
         """A user record's text: a prompt, an interrupt, a compaction summary or harness context."""

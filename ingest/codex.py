@@ -48,11 +48,12 @@ from sessiongraph.ingest.jsonl import (
     json_type,
     parse_ts,
     raw_value,
+    string_literal,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "codex"
 
@@ -232,7 +233,7 @@ class _Fields(TypedDict, total=False):
     name: Any
     arguments: str | None
     call_id: Any
-    output: str | list | dict | None
+    output: msgspec.Raw  # a step's text, hashed as logged; decoded for the output facts
     input: str | None
     action: msgspec.Raw  # local_shell_call: read through _ACTION; any call's step text
     message: msgspec.Raw  # read for the first user_message only, and a compaction's text
@@ -683,7 +684,8 @@ class _Rollout:
 
     def _item_step(self, p: dict, t: str, ts, n: int) -> None:
         """The step a response item is (the event_msg copies of messages are not steps)."""
-        role, kind, text, call_id, tool = "assistant", None, None, None, None
+        role, kind, call_id, tool = "assistant", None, None, None
+        text: str | bytes | memoryview | None = None
         if t == "message":
             text, who = _texts(raw_value(p.get("content"))), p.get("role")
             if who == "assistant":
@@ -698,13 +700,16 @@ class _Rollout:
             kind, call_id = "tool_call", as_str(p.get("call_id"))
             tool = {"local_shell_call": t, "web_search_call": t}.get(t) or as_str(p.get("name"))
             raw = {"function_call": "arguments", "custom_tool_call": "input"}.get(t)
-            text = json_text(p.get(raw) if raw else raw_value(p.get("action")))
+            text = json_content(p.get(raw) if raw else raw_value(p.get("action")))
             if t == "web_search_call":
                 call_id = as_str(p.get("id"))
         elif t in ("function_call_output", "custom_tool_call_output"):
             role, kind, call_id = "tool", "tool_result", as_str(p.get("call_id"))
             value = p.get("output")
-            text = _output_parts(value)[0] if not isinstance(value, str) else value
+            text = None if self.steps.keep else string_literal(value)  # hashed as logged (ingest.steps)
+            if text is None:
+                value = raw_value(value)
+                text = value if isinstance(value, str) else _output_parts(value)[0]
         elif t == "compaction":
             role, kind = "system", "compaction"
         if kind is None:

@@ -281,8 +281,8 @@ STEPS = pl.Schema(
         "cache_read_tokens": pl.Int64,
         "cache_creation_tokens": pl.Int64,
         "reasoning_tokens": pl.Int64,
-        "n_chars": pl.Int64,  # length of the step's text (a tool call's: its input as JSON)
-        "content_sha256": pl.String,  # sha256 of that text (UTF-8)
+        "n_bytes": pl.Int64,  # bytes of the step's content as compact JSON (ingest/steps.py)
+        "content_sha256": pl.String,  # sha256 of those bytes
         "parent_seq": pl.Int64,  # tree logs: the step this one follows (branches share a parent)
         "source_path": pl.String,
         "line": pl.Int64,
@@ -532,10 +532,12 @@ def split_cache_writes(total: int, five_min: int, one_hour: int, default: str = 
     wins: the other bucket keeps what it says, up to the total, and the rest goes to the harness's
     default lifetime (``default``, 5 minutes for Claude Code). The flag says a repair was needed.
     """
-    if five_min + one_hour == total:
+    if five_min + one_hour == total and five_min >= 0 and one_hour >= 0:
         return five_min, one_hour, False
+    # Each bucket kept within [0, total] (total itself may be any BIGINT a log wrote): no bucket
+    # goes negative, and none overflows BIGINT (a log's -2**63 minus a total would).
     if default == "5m":
-        one_hour = min(one_hour, total)
+        one_hour = max(0, min(one_hour, total))
         return total - one_hour, one_hour, True
-    five_min = min(five_min, total)
+    five_min = max(0, min(five_min, total))
     return five_min, total - five_min, True

@@ -73,7 +73,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "gemini-cli"
 
@@ -451,7 +451,7 @@ class _Chat:
                     ts,
                     "assistant",
                     "tool_call",
-                    json_text(call.get("args")),
+                    json_content(call.get("args")),
                     call_id=call_id,
                     tool=tool,
                     model=model,

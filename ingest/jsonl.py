@@ -170,6 +170,15 @@ def raw_value(value: object, decoder: msgspec.json.Decoder | None = None) -> obj
         return None
 
 
+def string_literal(value: object) -> memoryview | None:
+    """A Raw field's bytes when they are a JSON string (quotes included, as logged), else None."""
+    if type(value) is msgspec.Raw:
+        view = memoryview(value)
+        if view[:1].tobytes() == b'"':
+            return view
+    return None
+
+
 def parse_ts(value: object) -> datetime | None:
     """Parse an ISO-8601 timestamp (``...Z`` or with offset) into an aware UTC datetime."""
     if not isinstance(value, str):

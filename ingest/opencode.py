@@ -48,7 +48,7 @@ import orjson
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -248,9 +248,16 @@ class _Builder:
                 state = as_dict(part.get("state"))
                 call_id, tool = as_str(part.get("callID")) or as_str(part.get("id")), as_str(part.get("tool"))
                 started = _time(state, "start") or _time(msg, "created")
-                text = json_text(state.get("input"))
                 idx = self.steps.add(
-                    sid, None, started, "assistant", "tool_call", text, call_id=call_id, tool=tool, model=model
+                    sid,
+                    None,
+                    started,
+                    "assistant",
+                    "tool_call",
+                    json_content(state.get("input")),
+                    call_id=call_id,
+                    tool=tool,
+                    model=model,
                 )
                 status = state.get("status")
                 if status in ("completed", "error"):

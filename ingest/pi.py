@@ -53,7 +53,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.steps import StepLog, json_text
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "pi"
 
@@ -264,7 +264,7 @@ class Transcript:
         # An entry that made no step still joins the tree (v2+ entries carry id/parentId).
         self.steps.link(as_str(rec.get("id")), as_str(rec.get("parentId")))
 
-    def _step(self, n: int, rec: dict, ts, role: str, kind: str, text: str | None, **kw) -> int | None:
+    def _step(self, n: int, rec: dict, ts, role: str, kind: str, text: str | bytes | None, **kw) -> int | None:
         return self.steps.add(
             0,
             n,
@@ -382,14 +382,13 @@ class Transcript:
                 if btype == "toolCall":
                     self._tool_call(n, ts, block, i)
                     call_id, tool = as_str(block.get("id")) or f"line{n}:{i}", as_str(block.get("name"))
-                    text = json_text(block.get("arguments"))
                     step = self._step(
                         n,
                         rec,
                         ts,
                         "assistant",
                         "tool_call",
-                        text,
+                        json_content(block.get("arguments")),
                         call_id=call_id,
                         tool=tool,
                         model=model,

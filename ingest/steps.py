@@ -1,9 +1,17 @@
 """Steps: what an agent did, one row per event of a session, in the session's own order.
 
 Every adapter describes its records with one vocabulary (``ROLES``, ``STEP_KINDS``) through a
-:class:`StepLog`, which numbers the steps (``seq``, 0-based per session), hashes their text
-(``n_chars``, ``content_sha256``) and, only when the ingest keeps text (``--privacy full``), keeps
-that text for the ``texts`` frame with its credentials masked and cut to ``max_text_chars``.
+:class:`StepLog`, which numbers the steps (``seq``, 0-based per session), measures and hashes their
+text (``n_bytes``, ``content_sha256``) and, only when the ingest keeps text (``--privacy full``),
+keeps that text for the ``texts`` frame with its credentials masked and cut to ``max_text_chars``.
+
+What is measured and hashed is the step's content as compact JSON, not the decoded text: a text
+as its JSON string literal (:func:`literal`: UTF-8, as JSON.stringify, serde_json and orjson write
+it), a tool input as the JSON object it is (:func:`json_content`). A tool output logged as one
+JSON string is then hashed straight from the log's bytes, without decoding and encoding it again
+(for tool outputs, half of a transcript's bytes, that was a fifth of the ingest). Claude Code and
+Codex write their logs that way, so the literal read from a log is the literal any other path
+would write for the same text (tests/test_fast_decode.py checks it on every sample and corpus file).
 
 - ``prompt``: what a person asked (role ``user``); ``interrupt``: a person stopped the turn.
 - ``context``: text the harness put in front of the model (instructions, environment, reminders,
@@ -28,6 +36,8 @@ copy is known only later (a Claude hand-off), through :meth:`StepLog.finish`'s `
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -75,19 +85,37 @@ def text_policy(keep: bool, max_chars: int = DEFAULT_MAX_TEXT_CHARS) -> Iterator
         _keep_text, _max_chars = saved
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def json_text(value: object) -> str | None:
-    """A tool input as JSON text: a string as it was logged, anything else as compact JSON (keys
-    in the logged order)."""
-    if value is None or isinstance(value, str):
-        return value
+def literal(text: str) -> bytes:
+    """``text`` as a compact JSON string literal, UTF-8: quotes, backslashes and control characters
+    escaped (``\\n``, ``\\u001b``), everything else as it is."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(text)
+    except orjson.JSONEncodeError:  # a lone surrogate, which JSON.stringify writes as an escape
+        out = json.dumps(text, ensure_ascii=False)
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out).encode()
+
+
+def json_content(value: object) -> bytes | None:
+    """A tool input as a step's content: a string as its JSON literal, anything else as compact
+    JSON (keys in the logged order); None when there is none or it cannot be written."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return literal(value)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+def _readable(content: bytes | memoryview) -> str:
+    """The text of a step's content: a JSON string decoded, any other JSON as it is written."""
+    if bytes(content[:1]) == b'"':
+        return orjson.loads(content)
+    return bytes(content).decode()
 
 
 class StepLog:
@@ -117,7 +145,7 @@ class StepLog:
         ts: datetime | None,
         role: str,
         kind: str,
-        text: str | None = None,
+        text: str | bytes | memoryview | None = None,
         *,
         call_id: str | None = None,
         tool: str | None = None,
@@ -129,8 +157,9 @@ class StepLog:
         parent: str | None = None,
     ) -> int | None:
         """Record one step; returns its index in ``rows`` (None when it is copied history, or a
-        tree record seen before: a resumed transcript's copy). ``node``/``parent``: the record's
-        tree ids; the steps of one record are added one after the other."""
+        tree record seen before: a resumed transcript's copy). ``text``: the step's text, or its
+        content as JSON bytes (a string's literal as the log holds it, a tool input's object). ``node``/``parent``: the record's tree
+        ids; the steps of one record are added one after the other."""
         if self.copying:
             self.copied += 1
             return None
@@ -161,10 +190,13 @@ class StepLog:
             self.nodes[node] = seq
             self._last = (session, node, seq)
         if text is not None:
-            row["n_chars"] = len(text)
-            row["content_sha256"] = sha256(text)
+            # Bytes are the content's JSON as logged or written; a text is written as its literal.
+            content = literal(text) if isinstance(text, str) else text
+            row["n_bytes"] = len(content)
+            row["content_sha256"] = hashlib.sha256(content).hexdigest()
             if self.keep:
-                self.texts.append(self._text(session, attempt, seq, text))
+                readable = text if isinstance(text, str) else _readable(content)
+                self.texts.append(self._text(session, attempt, seq, readable))
         self.rows.append(row)
         return len(self.rows) - 1
 

@@ -27,7 +27,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")
@@ -283,7 +283,7 @@ STEPS = pl.Schema(
         "model": pl.String,
         "request_id": pl.String,
         **{t: pl.Int64 for t in STEP_TOKENS},
-        "n_chars": pl.Int64,
+        "n_bytes": pl.Int64,
         "content_sha256": pl.String,
         "parent_seq": pl.Int64,
         "source_path": pl.String,

@@ -221,7 +221,7 @@ CREATE TABLE IF NOT EXISTS steps (
     cache_read_tokens BIGINT,
     cache_creation_tokens BIGINT,
     reasoning_tokens  BIGINT,
-    n_chars           BIGINT,
+    n_bytes           BIGINT,            -- the content as compact JSON (ingest/steps.py)
     content_sha256    VARCHAR,
     parent_seq        BIGINT,            -- tree logs: the step this one follows
     source_path       VARCHAR NOT NULL,

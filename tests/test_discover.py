@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.claude_code import MAX_BAD_HEAD_LINES
 from sessiongraph.ingest.discover import classify, default_roots, discover
 
 CLAUDE_LINE = (
@@ -72,6 +73,17 @@ def test_a_summary_line_first_is_still_claude(tmp_path):
     f = tmp_path / "s.jsonl"
     f.write_bytes(b'{"type":"summary","summary":"x","leafUuid":"u9"}\n' + CLAUDE_LINE)
     assert classify(str(f)).harness == "claude-code"
+
+
+def test_broken_lines_before_the_records_are_passed_over_up_to_a_limit(tmp_path):
+    """A crash may leave a cut line at the head: the transcript is still Claude's. A head of
+    nothing but undecodable lines (a pretty-printed JSON file) is given up after a few, so that
+    every detector does not decode a whole 64 KB head line by line."""
+    ok, bad = tmp_path / "ok.jsonl", tmp_path / "bad.jsonl"
+    ok.write_bytes(b'{"type":"user","sess\n' * (MAX_BAD_HEAD_LINES - 1) + CLAUDE_LINE)
+    bad.write_bytes(b'{"type":"user","sess\n' * MAX_BAD_HEAD_LINES + CLAUDE_LINE)
+    assert classify(str(ok)).harness == "claude-code"
+    assert classify(str(bad)).harness is None
 
 
 def test_missing_path_is_an_error(tmp_path):

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from sessiongraph import dataset
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.export import export_ocp
+from sessiongraph.ingest.frames import split_cache_writes
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import COLUMNS, FREE, Prices, normalise_model
 from sessiongraph.report import build as build_report
@@ -419,3 +420,18 @@ def test_malformed_header_and_empty_files(tmp_path: Path):
         Prices.load(write(tmp_path, "", "empty.csv"))
     with pytest.raises(SessiongraphError, match="cannot read price file"):
         Prices.load(tmp_path / "missing.csv")
+
+
+BIGINT = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(total=BIGINT, five_min=BIGINT, one_hour=BIGINT, default=st.sampled_from(["5m", "1h"]))
+def test_cache_split_buckets_add_up_within_bigint(total, five_min, one_hour, default):
+    """Whatever a log writes (the fuzzing found -2**63 in a bucket), the buckets add up to the
+    total, none is negative unless the total is, and both fit the store's BIGINT."""
+    five, hour, repaired = split_cache_writes(total, five_min, one_hour, default)
+    assert five + hour == total
+    assert all(-(2**63) <= b < 2**63 for b in (five, hour))
+    if total >= 0:
+        assert five >= 0 and hour >= 0
+    assert repaired == ((five_min, one_hour) != (five, hour))

@@ -5,6 +5,7 @@ the corpus (counts per kind, first and last step, counted from their raw records
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 
 import orjson
@@ -160,8 +161,8 @@ def test_sample_session_steps_in_order(harness):
     tokens = got.filter(pl.col("output_tokens").is_not_null())
     assert set(tokens["role"]) == {"assistant"}
     assert tokens.filter(pl.col("input_tokens").is_null()).height == 0
-    # every step with text names its length and hash; no text column exists
-    assert got.filter(pl.col("n_chars").is_not_null() & pl.col("content_sha256").is_null()).height == 0
+    # every step with text names its size and hash; no text column exists
+    assert got.filter(pl.col("n_bytes").is_not_null() & pl.col("content_sha256").is_null()).height == 0
 
 
 def test_token_placement_matches_usage():
@@ -226,12 +227,80 @@ def test_texts_under_the_policy_match_the_hashes(harness):
     with steps.text_policy(True, 1_000_000):
         frames = adapter.parse(str(path))
     texts, got = frames.texts, frames.steps
-    assert texts.height == got.filter(pl.col("n_chars").is_not_null()).height
+    assert texts.height == got.filter(pl.col("n_bytes").is_not_null()).height
     joined = got.join(texts, on=["session_id", "seq"], suffix="_text")
     for row in joined.iter_rows(named=True):
-        if "[REDACTED" not in row["text"]:  # unmasked text: its hash is the step's
-            assert hashlib.sha256(row["text"].encode()).hexdigest() == row["content_sha256"]
+        if "[REDACTED" not in row["text"]:  # unmasked text: its content's hash is the step's
+            # A tool call's content is its input: a JSON object as written, but Codex logs its
+            # arguments (and a custom tool's input) as one string, which is hashed as a literal.
+            is_object = row["kind"] == "tool_call" and harness != "codex" and _is_json_object(row["text"])
+            content = row["text"].encode() if is_object else _literal(row["text"])
+            assert hashlib.sha256(content).hexdigest() == row["content_sha256"]
+            assert len(content) == row["n_bytes"]
             assert len(row["text"]) == row["n_chars"] and row["cut_chars"] == 0
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _literal(text: str) -> bytes:
+    """The JSON string literal the steps hash, written by the standard library (not orjson)."""
+    return json.dumps(text, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("harness", list(CASES))
+def test_hashes_do_not_depend_on_the_text_policy(harness):
+    """metadata_only hashes a tool output's literal as logged (undecoded); full decodes every
+    text: the sizes and hashes are the same."""
+    adapter, path, _ = CASES[harness]
+    with steps.text_policy(True, 1_000_000):
+        full = adapter.parse(str(path)).steps
+    bare = adapter.parse(str(path)).steps
+    assert full.select("n_bytes", "content_sha256").equals(bare.select("n_bytes", "content_sha256"))
+    assert bare["n_bytes"].drop_nulls().len() > 0
+
+
+# Tool outputs as JSON.stringify logs them: quotes, backslashes and control characters escaped
+# (ESC as \u001b), DEL, U+2028, non-ASCII and astral characters as they are.
+LOGGED = [
+    'é \\"q\\" \\\\ back\\nline\\ttab \\u001b[31m ansi \x7f del \u2028 sep / slash 😀'.encode(),
+    b"plain ascii",
+]
+
+
+@pytest.mark.parametrize("decode", ["fast", "plain"])
+def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode):
+    """A tool output hashes the same read raw from the log (fast) or decoded (plain): the
+    literal the standard library writes for its text."""
+    sid = "0b7c7a8e-6d1f-4a57-9a3e-1f2e3d4c5b6a"
+    base = {"sessionId": sid, "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z"}
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "x"}}
+    lines = [
+        orjson.dumps({**base, "type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [call]}})
+    ]
+    for i, body in enumerate(LOGGED):
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "@"}
+        rec = {**base, "type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": [result]}}
+        lines.append(orjson.dumps(rec).replace(b'"@"', b'"' + body + b'"'))
+    path = tmp_path / "projects" / "p" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(claude_code, "DECODE", decode)
+    got = claude_code.parse(str(path)).steps.filter(pl.col("kind") == "tool_result")
+    want = [b'"' + body + b'"' for body in LOGGED]
+    assert _literal(json.loads(want[0])) == want[0]  # the log's bytes are the literal of the text
+    assert got["content_sha256"].to_list() == [hashlib.sha256(w).hexdigest() for w in want]
+    assert got["n_bytes"].to_list() == [len(w) for w in want]
+
+
+def test_literal_of_a_lone_surrogate_is_an_escape():
+    # No log line with one parses (orjson and msgspec refuse it), but a text must never crash the hash.
+    assert steps.literal("a\udc00b") == b'"a\\udc00b"'
+    assert steps.literal("é\n") == _literal("é\n")
 
 
 def test_text_cap_counts_what_it_cut(tmp_path):
@@ -253,7 +322,7 @@ def test_text_cap_counts_what_it_cut(tmp_path):
     with steps.text_policy(True, 1000):
         (row,) = claude_code.parse(str(path)).texts.to_dicts()
     assert "sk-ant-api03" not in row["text"] and "[REDACTED:" in row["text"]
-    assert frames.steps["n_chars"].item() == len(rec["message"]["content"])
+    assert frames.steps["n_bytes"].item() == len(_literal(rec["message"]["content"]))
 
 
 def test_resume_keeps_steps_and_texts(tmp_path, monkeypatch):
