@@ -33,9 +33,10 @@ from sessiongraph.store import FileResult, Store
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
 BATCH_BYTES = int(os.environ.get("SESSIONGRAPH_BATCH_BYTES", str(256 << 20)))
 # DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
-# about a second rather than the whole ingest, the ingest closes the store after a batch once it
-# has held it HOLD_S, and leaves it closed at least READER_GAP_S (readers poll every 0.25 s) while
-# it goes on parsing; the batches written meanwhile just grow.
+# about a batch rather than the whole ingest, the ingest closes the store after a batch when a
+# reader is waiting (Store.release) and it has held the store HOLD_S, and leaves it closed at
+# least READER_GAP_S (readers poll every 0.25 s) while it goes on parsing; the batches written
+# meanwhile just grow. It does not close when nobody waits: each close checkpoints.
 HOLD_S = 1.0
 # Files per run of the passes (whole partitions, inference/partitions.py): the passes' memory
 # is about that many files' frames (or the largest partition, when larger).
@@ -90,12 +91,40 @@ class Job(NamedTuple):
     checkpoint: Checkpoint | None = None
     max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS
     launchers: tuple[tuple[str, str], ...] = ()  # wrapper CLIs beyond the built-in table
+    # The ingest's --since/--until: a file none of whose sessions falls in it is not kept.
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 class Parsed(NamedTuple):
     found: Found
     frames: Frames  # as the privacy profile keeps them
     checkpoint: Checkpoint | None = None  # where the next ingest may resume this file
+
+
+class FileParse(NamedTuple):
+    """What the ingest loop needs of one parsed file besides its rows (which are in its batch's
+    frames): small, so that it crosses from a worker cheaply."""
+
+    job: Job | None  # the engine sets it on the driver side (a job never travels back)
+    # The file as classified (a Found's fields: a tuple of strings unpickles far faster than a
+    # slotted dataclass, and there is one per file).
+    path: str
+    harness: str | None
+    skip_reason: str | None
+    checkpoint: Checkpoint | None  # where the next ingest may resume this file
+    harnesses: tuple[str, ...]  # the harness of each of its sessions
+    codes: tuple[str, ...]  # the code of each of its diagnostics
+    in_window: bool  # False: outside --since/--until, its rows are not in the batch
+
+
+class Batch(NamedTuple):
+    """What an engine yields for a run of consecutive jobs: one :class:`FileParse` per job, in
+    order, and the rows of those in the window as frames built once (polars tables), in the same
+    file order: the worker, not the driver, pays for building them."""
+
+    files: list[FileParse]
+    frames: Frames
 
 
 def parse_path(
@@ -142,8 +171,24 @@ def _parse_path(
         return Parsed(found, Frames.from_rows(diagnostics=diags.rows))
 
 
-def parse_job(job: Job) -> tuple[Job, Parsed]:
-    return job, parse_path(job.item, job.checkpoint, job.privacy, job.max_text_chars, job.launchers)
+def parse_batch(jobs: Sequence[Job]) -> Batch:
+    """The unit of work of every engine: each job through :func:`parse_path`, the files outside
+    the window left out, and the rows of the others built into one set of frames."""
+    files: list[FileParse] = []
+    kept: list[Frames] = []
+    for job in jobs:
+        found, frames, checkpoint = parse_path(job.item, job.checkpoint, job.privacy, job.max_text_chars, job.launchers)
+        in_window = _in_window(frames, job.since, job.until)
+        harnesses = tuple(frames.values("sessions", "harness"))
+        codes = tuple(frames.values("diagnostics", "code"))
+        files.append(
+            FileParse(None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, in_window)
+        )
+        if in_window:
+            kept.append(frames)
+    built = Frames.concat(kept)
+    built.tables()  # build every table now, here
+    return Batch(files, built)
 
 
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
@@ -212,7 +257,7 @@ def ingest(
         todo: list[Job] = []
         for i in known.pop(_CHANGED):
             if not (not_log[i] or old[i]):
-                todo.append(Job(items[i], sizes[i], mtimes[i], privacy, launchers=table, max_text_chars=max_text_chars))
+                todo.append(Job(items[i], sizes[i], mtimes[i], privacy, None, max_text_chars, table, since, until))
         # An unchanged file is not opened, not even to classify it: the store knows it.
         summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
         skipped = +skipped  # drop zero counts
@@ -225,7 +270,7 @@ def ingest(
             stored = None if log in queued or not os.path.exists(log) else store.fingerprint(log)
             if stored is not None:
                 known[log] = stored
-                todo.append(Job(log, *_size_mtime(log), privacy, launchers=table, max_text_chars=max_text_chars))
+                todo.append(Job(log, *_size_mtime(log), privacy, None, max_text_chars, table, since, until))
                 queued.add(log)
                 summary.files_unchanged -= 1
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
@@ -248,52 +293,56 @@ def ingest(
         sessions: Counter[str] = Counter()
         diagnostics: Counter[str] = Counter()
         batch: list[FileResult] = []
+        batch_frames: list[Frames] = []
         batch_bytes = 0
         released_at: float | None = None  # when the store was last closed for readers
         done = 0
         if progress:
             progress(0, len(todo))
-        # engine: where files are classified and parsed (sessiongraph/engines/); the rest runs here.
-        parsed = engines.parse_all(engine, todo, workers=workers, address=ray_address)
-        for job, (f, frames, checkpoint) in parsed:
-            size, mtime = job.size, job.mtime
-            done += 1
-            if checkpoint is not None and checkpoint.resumed_from:
-                summary.files_resumed += 1
-                summary.bytes_skipped += checkpoint.resumed_from
-            if not _in_window(frames, since, until):
-                skipped["outside_window"] += 1
-            else:
-                if f.skip_reason:
-                    skipped[f.skip_reason] += 1
+        # engine: where files are classified, parsed and built into frames (sessiongraph/engines/);
+        # the rest runs here.
+        for parsed in engines.parse_all(engine, todo, workers=workers, address=ray_address):
+            batch_frames.append(parsed.frames)
+            for job, path, harness, skip_reason, checkpoint, harnesses, codes, in_window in parsed.files:
+                done += 1
+                if checkpoint is not None and checkpoint.resumed_from:
+                    summary.files_resumed += 1
+                    summary.bytes_skipped += checkpoint.resumed_from
+                if not in_window:
+                    skipped["outside_window"] += 1
                 else:
-                    summary.files_read += 1
-                sessions.update(frames.values("sessions", "harness"))
-                diagnostics.update(frames.values("diagnostics", "code"))
-                # Files that are not logs are remembered too, so the next ingest need not open them.
-                batch.append(
-                    FileResult(
-                        f.path,
-                        f.harness,
-                        size,
-                        mtime,
-                        frames,
-                        f.skip_reason,
-                        privacy,
-                        replaces=f.path in known,
-                        checkpoint=checkpoint,
+                    if skip_reason:
+                        skipped[skip_reason] += 1
+                    else:
+                        summary.files_read += 1
+                    sessions.update(harnesses)
+                    diagnostics.update(codes)
+                    # Files that are not logs are remembered too, so the next ingest need not open them.
+                    batch.append(
+                        FileResult(
+                            path,
+                            harness,
+                            job.size,
+                            job.mtime,
+                            len(harnesses),
+                            len(codes),
+                            skip_reason,
+                            privacy,
+                            replaces=path in known,
+                            checkpoint=checkpoint,
+                        )
                     )
-                )
-                batch_bytes += max(size, 0)
-                if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and (
-                    released_at is None or time.monotonic() - released_at >= READER_GAP_S
-                ):
-                    store.write(batch, ingest_id)
-                    batch, batch_bytes = [], 0
-                    released_at = time.monotonic() if store.release(held_for_s=HOLD_S) else None
-            if progress:
-                progress(done, len(todo))
-        store.write(batch, ingest_id)
+                    batch_bytes += max(job.size, 0)
+                if progress:
+                    progress(done, len(todo))
+            # A store batch is whole engine batches (their frames hold the rows of all their files).
+            if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and (
+                released_at is None or time.monotonic() - released_at >= READER_GAP_S
+            ):
+                store.write(batch, Frames.concat(batch_frames), ingest_id)
+                batch, batch_frames, batch_bytes = [], [], 0
+                released_at = time.monotonic() if store.release(held_for_s=HOLD_S, for_readers=True) else None
+        store.write(batch, Frames.concat(batch_frames), ingest_id)
         store.remove(gone)
         summary.files_removed = len(gone)
         if store.needs_inference():  # files written or dropped now, or by an ingest killed before inferring
@@ -302,7 +351,7 @@ def ingest(
             def loaded():
                 for files in plan.groups:
                     frames = store.load_frames(files)
-                    store.release(held_for_s=HOLD_S)  # readers may query between groups
+                    store.release(held_for_s=HOLD_S, for_readers=True)  # readers may query between groups
                     yield files, frames
 
             # engine: where the passes run over each group of partitions (sessiongraph/engines/).

@@ -62,13 +62,15 @@ def _view_sql() -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class FileResult:
-    """What one ingest learned about one file: its fingerprint and the frames it produced."""
+    """What one ingest learned about one file: its fingerprint and how many rows of each kind it
+    gave (the rows themselves come with its batch's frames, :meth:`Store.write`)."""
 
     path: str
     harness: str | None
     size_bytes: int
     mtime_ns: int
-    frames: Frames
+    n_sessions: int
+    n_diagnostics: int
     skip_reason: str | None = None
     privacy: str | None = None  # the ingest privacy profile the frames were kept under
     replaces: bool = True  # the store may hold rows of this file already (False: a new file)
@@ -127,39 +129,52 @@ class Store:
             self._opened_at = time.monotonic()
         return self._con
 
-    def release(self, held_for_s: float = 0.0) -> bool:
-        """Close the DuckDB connection if it has been open ``held_for_s`` or longer, so a reader
-        waiting on DuckDB's file lock can get in; the next use reopens it (about 10 ms).
-        Returns whether it closed."""
-        if self._con is not None and time.monotonic() - self._opened_at >= held_for_s:
-            self._con.close()
-            self._con = None
-            return True
-        return False
+    def release(self, held_for_s: float = 0.0, *, for_readers: bool = False) -> bool:
+        """Close the DuckDB connection if it has been open ``held_for_s`` or longer (with
+        ``for_readers``: and a reader is waiting for the store), so a reader waiting on DuckDB's
+        file lock can get in; the next use reopens it. Returns whether it closed.
+
+        Closing checkpoints (DuckDB rewrites the row groups a transaction touched since the last
+        one): a writer that closed after every batch spent more on that than on its inserts, so
+        an ingest closes only when someone waits."""
+        if self._con is None or time.monotonic() - self._opened_at < held_for_s:
+            return False
+        if for_readers and not _readers_waiting(self.path):
+            return False
+        self._con.close()
+        self._con = None
+        return True
 
     def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         pause = 0.05
-        while True:
-            try:
-                return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
-            except duckdb.IOException as exc:
-                busy = "lock" in str(exc).lower()
-                if busy and time.monotonic() < deadline:
-                    time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
-                    pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
-                    continue
-                why = (
-                    f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
-                    "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
-                    if busy
-                    else _first_line(exc)
-                )
-                raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
-            except duckdb.Error as exc:
-                raise SessiongraphError(
-                    f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
-                ) from None
+        waiting = None  # a reader's shared lock on <db>.readers while it waits (see _readers_waiting)
+        try:
+            while True:
+                try:
+                    return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
+                except duckdb.IOException as exc:
+                    busy = "lock" in str(exc).lower()
+                    if busy and self.read_only and waiting is None:
+                        waiting = _signal_waiting(self.path)  # the ingest closes the store after its batch
+                    if busy and time.monotonic() < deadline:
+                        time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
+                        pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
+                        continue
+                    why = (
+                        f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
+                        "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
+                        if busy
+                        else _first_line(exc)
+                    )
+                    raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
+                except duckdb.Error as exc:
+                    raise SessiongraphError(
+                        f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
+                    ) from None
+        finally:
+            if waiting is not None:
+                waiting.close()  # closing the file drops the shared lock
 
     def __enter__(self) -> Store:
         return self
@@ -316,11 +331,11 @@ class Store:
             [datetime.now(UTC), read, unchanged, skipped, ingest_id],
         )
 
-    def write(self, results: list[FileResult], ingest_id: int) -> None:
-        """Replace every row of these files, all in one transaction: a reader sees all or none."""
+    def write(self, results: list[FileResult], frames: Frames, ingest_id: int) -> None:
+        """Replace every row of these files with ``frames`` (the rows of all of them), all in one
+        transaction: a reader sees all or none."""
         if not results:
             return
-        frames = Frames.concat([r.frames for r in results])
         # Deleting scans every table: only files the store may already hold need it.
         paths = pl.DataFrame(
             {"source_path": [r.path for r in results if r.replaces]}, schema={"source_path": pl.String}
@@ -334,8 +349,8 @@ class Store:
                 "mtime_ns": [r.mtime_ns for r in results],
                 "status": ["skipped" if r.skip_reason else "parsed" for r in results],
                 "skip_reason": [r.skip_reason for r in results],
-                "n_sessions": [r.frames.height("sessions") for r in results],
-                "n_diagnostics": [r.frames.height("diagnostics") for r in results],
+                "n_sessions": [r.n_sessions for r in results],
+                "n_diagnostics": [r.n_diagnostics for r in results],
                 "privacy": [r.privacy for r in results],
                 "ingest_id": [ingest_id] * len(results),
                 "ingested_at": [now] * len(results),
@@ -363,18 +378,21 @@ class Store:
                 "carry": pl.Binary,
             },
         )
-        tables = frames.tables()
         con = self.con
+        # Each table goes to Arrow once, and is read by DuckDB both for its insert and for the keys.
+        arrow = {name: frames.table(name).to_arrow() for name in SCHEMAS}
+        for name, table in arrow.items():
+            con.register(f"batch_{name}", table)
         con.execute("BEGIN TRANSACTION")
         try:
             if paths.height:
                 self._delete_files(paths)
-            for table, df in tables.items():
-                if df.height:
-                    self._insert(table, df, f"*, {int(ingest_id)} AS ingest_id")
+            for name, table in arrow.items():
+                if table.num_rows:
+                    con.execute(f"INSERT INTO {name} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_{name}")
             self._insert("ingested_files", files)
             self._insert("checkpoints", checkpoints)
-            self._insert_keys(tables)
+            con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"batch_{name}"))
             # The inference tables no longer match these files until their partitions are
             # inferred again; if we are killed before that, the next ingest finds them here.
             self._insert("dirty_files", files.select("source_path"))
@@ -382,6 +400,9 @@ class Store:
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        finally:
+            for name in arrow:
+                con.unregister(f"batch_{name}")
 
     def remove(self, paths: list[str]) -> None:
         """Forget files that are gone from disk: their rows go, their partitions are inferred again."""
@@ -672,6 +693,40 @@ def _take_writer_lock(db: Path):
                 ) from None
             time.sleep(pause)
             pause = min(pause * 2, 1.0)
+
+
+def _readers_path(db: Path) -> Path:
+    return db.with_name(db.name + ".readers")
+
+
+def _signal_waiting(db: Path):
+    """A shared flock on ``<db>.readers``, held (the open file) while a reader waits for the store:
+    the ingest sees it and closes the store after its batch. None when the file cannot be opened
+    (a read-only folder): the reader then waits for the ingest to end."""
+    try:
+        fh = open(_readers_path(db), "a+")  # noqa: SIM115 - held open while waiting
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # the writer is testing the lock this instant: the next poll tries again
+        fh.close()
+        return None
+    return fh
+
+
+def _readers_waiting(db: Path) -> bool:
+    """Whether a reader holds ``<db>.readers`` shared (see :func:`_signal_waiting`)."""
+    try:
+        with open(_readers_path(db), "a+") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return True  # cannot tell: close, as before readers could signal
 
 
 def _first_line(exc: BaseException) -> str:

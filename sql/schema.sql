@@ -241,14 +241,18 @@ CREATE TABLE IF NOT EXISTS texts (
     ingest_id    BIGINT NOT NULL
 );
 
-CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (source_path);
-CREATE INDEX IF NOT EXISTS calls_by_path ON calls (source_path);
-CREATE INDEX IF NOT EXISTS file_events_by_path ON file_events (source_path);
-CREATE INDEX IF NOT EXISTS launches_by_path ON launches (source_path);
-CREATE INDEX IF NOT EXISTS usage_by_path ON usage (source_path);
-CREATE INDEX IF NOT EXISTS diagnostics_by_path ON diagnostics (source_path);
-CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
-CREATE INDEX IF NOT EXISTS outcomes_by_path ON outcomes (source_path);
+-- No index on source_path: DuckDB rewrites a whole ART index at every checkpoint (an ingest
+-- checkpoints when it lets readers in), so indexes made a cold ingest quadratic; deleting a
+-- file's rows scans the column instead (by a semi-join, which would not use an index anyway).
+-- Stores made while these indexes were declared lose them here.
+DROP INDEX IF EXISTS sessions_by_path;
+DROP INDEX IF EXISTS calls_by_path;
+DROP INDEX IF EXISTS file_events_by_path;
+DROP INDEX IF EXISTS launches_by_path;
+DROP INDEX IF EXISTS usage_by_path;
+DROP INDEX IF EXISTS diagnostics_by_path;
+DROP INDEX IF EXISTS documents_by_path;
+DROP INDEX IF EXISTS outcomes_by_path;
 
 -- What the passes must see together (inference/partitions.py): each file's linking keys, written
 -- with its frames; the partition of each file and session as last inferred; and the files

@@ -97,3 +97,26 @@ def test_readers_get_in_while_a_long_ingest_writes(tmp_path):
     partial = [(f, n) for f, n in seen_mid_ingest if 0 < f < n_files]
     assert partial, f"no read got in during the ingest: {seen_mid_ingest[:5]}"
     assert all(f == n for f, n in partial)  # one session per file: batches are seen whole
+
+
+def test_an_ingest_closes_the_store_only_for_a_waiting_reader(tmp_path):
+    """Closing checkpoints, so a writer keeps the store open between batches unless a reader
+    waits: the waiting reader says so (a shared lock on <store>.readers) and gets in."""
+    db = tmp_path / "s.duckdb"
+    ingest([str(LOGS)], db=str(db), workers=1)
+    writer = Store(db)
+    try:
+        writer.con.execute("SELECT 1")
+        assert not writer.release(for_readers=True)  # nobody waits: stay open
+        reader = _cli("query", "SELECT count(*) AS n FROM sessions", "--db", db, "--format", "csv", timeout_s="60")
+        deadline = time.monotonic() + 30
+        while not writer.release(for_readers=True):
+            assert time.monotonic() < deadline, "the waiting reader was never seen"
+            time.sleep(0.05)
+        out, err = reader.communicate(timeout=60)
+        assert reader.returncode == 0, err
+        assert out.splitlines() == ["n", "16"]
+        writer.con.execute("SELECT 1")  # reopens after the reader is done
+        assert not writer.release(for_readers=True)  # the reader's signal went with it
+    finally:
+        writer.close()

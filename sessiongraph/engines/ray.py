@@ -8,9 +8,10 @@ pipeline as the local engine; the parse step and the passes move to the cluster:
   group's frames back), the plan of what to re-infer (``Store.inference_plan``), the Parquet
   writer.
 - **cluster, parsing**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs
-  its files through ``pipeline.parse_path`` (read the head to pick the adapter, then parse), the
-  very function of the local engine, and returns one Arrow block holding a row per file and one
-  ``large_list<struct>`` column per frame. The driver streams the blocks back in listing order
+  its files through ``pipeline.parse_batch`` (for each file: read the head to pick the adapter,
+  then parse; then build the frames of them all), the very function of the local engine, and
+  returns one Arrow block of one row: the files' facts as lists and one ``large_list<struct>``
+  column per frame. The driver streams the blocks back in listing order as ``pipeline.Batch``es
   and commits them to the store batch by batch.
 - **cluster, inference**: one Ray task per group of partitions (``inference.partitions``): the
   driver reads the group's frames from the store and hands them to a task, which runs
@@ -41,7 +42,8 @@ import atexit
 import logging
 from collections import deque
 from collections.abc import Iterator
-from typing import cast
+from datetime import datetime
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 import pyarrow as pa
@@ -49,6 +51,9 @@ import pyarrow as pa
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.discover import Found
 from sessiongraph.ingest.frames import SCHEMAS, Frames
+
+if TYPE_CHECKING:
+    from sessiongraph.pipeline import Batch
 
 # Files per Ray task: enough to amortise task overhead, few enough to balance a skewed archive
 # (one 50 MB transcript next to many small ones).
@@ -81,16 +86,14 @@ def _connect(address: str | None):
     return ray
 
 
-def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[tuple]:
-    """``(job, parsed)`` for every job, in listing order, parsed by Ray tasks.
+def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[Batch]:
+    """A ``pipeline.Batch`` per Ray task of consecutive jobs, in listing order.
 
     ``address``: see :func:`_connect`. ``workers`` caps the number of concurrent parse tasks
     (default: Ray's choice, one per free CPU).
     """
     if not jobs:
         return
-    from sessiongraph.pipeline import Parsed
-
     ray = _connect(address)
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
@@ -111,6 +114,8 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
                     "privacy": job.privacy,
                     "launchers": [f"{name}={harness}" for name, harness in job.launchers],
                     "max_text_chars": job.max_text_chars,
+                    "since": job.since.isoformat() if job.since else None,
+                    "until": job.until.isoformat() if job.until else None,
                 }
             )
         ds = ray.data.from_items(items).map_batches(
@@ -120,8 +125,9 @@ def parse_all(jobs: list, *, workers: int | None = None, address: str | None = N
             concurrency=workers,
         )
         for block in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            for i, found, frames in unpack(block):
-                yield jobs[i], Parsed(found, frames)  # no checkpoints: a grown file is read whole
+            for index, batch in unpack(block):
+                # no checkpoints: a grown file is read whole
+                yield batch._replace(files=[f._replace(job=jobs[i]) for i, f in zip(index, batch.files, strict=True)])
     finally:
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
         log.setLevel(level)
@@ -167,56 +173,82 @@ def _infer_task(files: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> tuple[t
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
-    """Ray task: classify and parse each file of ``batch`` (columns i, path, skip_reason, privacy, launchers) into one
-    Arrow block: ``i``, ``harness``, ``skip_reason`` plus a ``large_list<struct>`` column per
-    frame, one list per file."""
-    from sessiongraph.pipeline import parse_path
+    """Ray task: ``pipeline.parse_batch`` over the files of ``batch`` (columns i, path,
+    skip_reason, privacy, launchers, max_text_chars, since, until) into a block of one row: the
+    files' ``i`` and facts as lists, and a ``large_list<struct>`` column per frame holding the
+    batch's rows of it."""
+    from sessiongraph.pipeline import Job, parse_batch
 
     rows = batch.to_pylist()
-    done = [
-        parse_path(
+    jobs = [
+        Job(
             Found(r["path"], None, r["skip_reason"]) if r["skip_reason"] else r["path"],
-            privacy=r["privacy"],
-            launchers=tuple(tuple(x.split("=", 1)) for x in r["launchers"] or ()),
-            max_text_chars=r["max_text_chars"],
-        )[:2]
+            -1,
+            -1,
+            r["privacy"],
+            None,
+            r["max_text_chars"],
+            tuple(tuple(x.split("=", 1)) for x in r["launchers"] or ()),
+            datetime.fromisoformat(r["since"]) if r["since"] else None,
+            datetime.fromisoformat(r["until"]) if r["until"] else None,
+        )
         for r in rows
     ]
-    parsed = [frames.tables() for _found, frames in done]
+    done = parse_batch(jobs)
+    files = done.files
     columns = {
-        "i": pa.array([r["i"] for r in rows], pa.int64()),
-        "path": pa.array([found.path for found, _ in done], pa.large_string()),
-        "harness": pa.array([found.harness for found, _ in done], pa.large_string()),
-        "skip_reason": pa.array([found.skip_reason for found, _ in done], pa.large_string()),
+        "i": [[r["i"] for r in rows]],
+        "path": [[f.path for f in files]],
+        "harness": [[f.harness for f in files]],
+        "skip_reason": [[f.skip_reason for f in files]],
+        "harnesses": [[list(f.harnesses) for f in files]],
+        "codes": [[list(f.codes) for f in files]],
+        "in_window": [[f.in_window for f in files]],
     }
-    for name, schema in SCHEMAS.items():
-        frames = [p[name] for p in parsed]
-        values = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=schema)
-        offsets = [0]
-        for f in frames:
-            offsets.append(offsets[-1] + f.height)
-        struct = values.to_arrow(compat_level=_COMPAT).to_struct_array().combine_chunks()
-        columns[name] = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), struct)
-    return pa.table(columns)
+    types = {
+        "i": pa.large_list(pa.int64()),
+        "path": pa.large_list(pa.large_string()),
+        "harness": pa.large_list(pa.large_string()),
+        "skip_reason": pa.large_list(pa.large_string()),
+        "harnesses": pa.large_list(pa.large_list(pa.large_string())),
+        "codes": pa.large_list(pa.large_list(pa.large_string())),
+        "in_window": pa.large_list(pa.bool_()),
+    }
+    out = {name: pa.array(values, types[name]) for name, values in columns.items()}
+    for name, df in done.frames.tables().items():
+        struct = df.to_arrow(compat_level=_COMPAT).to_struct_array().combine_chunks()
+        out[name] = pa.LargeListArray.from_arrays(pa.array([0, len(struct)], pa.int64()), struct)
+    return pa.table(out)
 
 
-def unpack(block: pa.Table) -> Iterator[tuple[int, Found, Frames]]:
-    """The ``(i, found, frames)`` of every file in a block that ``parse_batch`` made."""
+def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
+    """The job indices and ``pipeline.Batch`` (jobs not set) of every row of a block that
+    ``parse_batch`` made (Ray may have joined several tasks' rows into one block)."""
     from sessiongraph.inference.edges import conform
+    from sessiongraph.pipeline import Batch, FileParse
 
-    index = block.column("i").to_pylist()
-    found = [
-        Found(*f) for f in zip(*(block.column(c).to_pylist() for c in ("path", "harness", "skip_reason")), strict=True)
-    ]
-    per_frame = {}
-    for name, schema in SCHEMAS.items():
-        lists = block.column(name).combine_chunks()
-        offsets = lists.offsets.to_pylist()
-        # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-        flat = conform(cast(pl.DataFrame, pl.from_arrow(pa.Table.from_struct_array(lists.flatten()))), schema)
-        per_frame[name] = [flat.slice(a - offsets[0], b - a) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
-    for k, i in enumerate(index):
-        yield i, found[k], Frames(**{name: parts[k] for name, parts in per_frame.items()})
+    facts = {c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes")}
+    windows = block.column("in_window").to_pylist()
+    lists = {name: block.column(name).combine_chunks() for name in SCHEMAS}
+    for row in range(block.num_rows):
+        files = [
+            FileParse(None, path, harness, skip, None, tuple(hs), tuple(cs), ok)
+            for path, harness, skip, hs, cs, ok in zip(
+                facts["path"][row],
+                facts["harness"][row],
+                facts["skip_reason"][row],
+                facts["harnesses"][row],
+                facts["codes"][row],
+                windows[row],
+                strict=True,
+            )
+        ]
+        tables = {}
+        for name, schema in SCHEMAS.items():
+            rows = lists[name][row].values  # this row's struct array
+            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+            tables[name] = conform(cast(pl.DataFrame, pl.from_arrow(pa.Table.from_struct_array(rows))), schema)
+        yield facts["i"][row], Batch(files, Frames(**tables))
 
 
 def check() -> None:
