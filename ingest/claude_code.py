@@ -146,6 +146,7 @@ def not_a_session(head: bytes) -> bool:
 # Undecodable lines in a row after which a head is no JSON Lines at all (a pretty-printed JSON
 # file fails on every line): a transcript's head has at most a few broken lines, then records.
 MAX_BAD_HEAD_LINES = 8
+_NEVER_LAST = (b",", b"{", b"[", b":")
 
 
 def _head_records(head: bytes):
@@ -154,11 +155,17 @@ def _head_records(head: bytes):
     MAX_BAD_HEAD_LINES in a row."""
     bad = 0
     for raw in head.split(b"\n"):
-        if not raw.strip():
+        line = raw.rstrip()
+        if not line:
             continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+        # A JSON text never ends so: a pretty-printed document's lines are known bad undecoded.
+        ok = not line.endswith(_NEVER_LAST)
+        if ok:
+            try:
+                rec = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                ok = False
+        if not ok:
             bad += 1
             if bad == MAX_BAD_HEAD_LINES:
                 return
