@@ -41,6 +41,10 @@ def test_copies_are_whole_and_apart(replicate, tmp_path):
     both = ingest([str(tmp_path / "out")], db=str(tmp_path / "both.duckdb"), workers=1)
     assert done["files"] == both.files_found == 2 * one.files_found
     assert one.edges_by_kind["spawn"] and one.edges_by_kind["fork"]  # lineage survives the rewrite
+    # ... whole: a copy finds the source's edges (a forked Codex child's own turns are told from
+    # its replayed history by version 7 UUID times, which fresh ids must keep).
+    source = ingest([str(s) for s in SOURCES], db=str(tmp_path / "source.duckdb"), workers=1)
+    assert one.edges_by_kind == source.edges_by_kind
     assert both.edges_by_kind == {k: {t: 2 * n for t, n in tiers.items()} for k, tiers in one.edges_by_kind.items()}
     assert both.store_sessions_by_harness == {h: 2 * n for h, n in one.store_sessions_by_harness.items()}
     assert both.runs == 2 * one.runs
