@@ -159,19 +159,24 @@ def _head_records(head: bytes):
         if not line:
             continue
         # A JSON text never ends so: a pretty-printed document's lines are known bad undecoded.
-        ok = not line.endswith(_NEVER_LAST)
-        if ok:
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                ok = False
-        if not ok:
+        rec = _BAD if line.endswith(_NEVER_LAST) else _decode_or_bad(raw)
+        if rec is _BAD:
             bad += 1
             if bad == MAX_BAD_HEAD_LINES:
                 return
             continue
         bad = 0
         yield rec
+
+
+_BAD = object()
+
+
+def _decode_or_bad(raw: bytes) -> object:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _BAD
 
 
 @dataclass(slots=True)
