@@ -102,7 +102,7 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # Never fetch extensions from the network: a store must open offline. A reader may not touch
         # files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
-        self._config = {"autoinstall_known_extensions": False}
+        self._config: dict[str, bool | str] = {"autoinstall_known_extensions": False}
         if not read_only:
             # DuckDB checkpoints when the WAL passes this (default 16 MB) and rewrites every row
             # group the transactions since touched: tables smaller than a row group are rewritten
