@@ -146,6 +146,7 @@ def not_a_session(head: bytes) -> bool:
 # Undecodable lines in a row after which a head is no JSON Lines at all (a pretty-printed JSON
 # file fails on every line): a transcript's head has at most a few broken lines, then records.
 MAX_BAD_HEAD_LINES = 8
+_NEVER_LAST = (b",", b"{", b"[", b":")
 
 
 def _head_records(head: bytes):
@@ -154,17 +155,28 @@ def _head_records(head: bytes):
     MAX_BAD_HEAD_LINES in a row."""
     bad = 0
     for raw in head.split(b"\n"):
-        if not raw.strip():
+        line = raw.rstrip()
+        if not line:
             continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+        # A JSON text never ends so: a pretty-printed document's lines are known bad undecoded.
+        rec = _BAD if line.endswith(_NEVER_LAST) else _decode_or_bad(raw)
+        if rec is _BAD:
             bad += 1
             if bad == MAX_BAD_HEAD_LINES:
                 return
             continue
         bad = 0
         yield rec
+
+
+_BAD = object()
+
+
+def _decode_or_bad(raw: bytes) -> object:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _BAD
 
 
 @dataclass(slots=True)

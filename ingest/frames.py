@@ -455,13 +455,19 @@ def _check_rows(rows: dict[str, list[dict]]) -> None:
     _check_names(rows)
     for name, table in rows.items():
         # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
-        extra = set().union(*table) - SCHEMAS[name].keys()  # the union of every row's keys, in C
-        if extra:
+        if table and not _COLUMNS[name].issuperset(set().union(*table)):  # every row's keys, in C
+            extra = set().union(*table) - _COLUMNS[name]
             raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
 
 
+_COLUMNS = {name: frozenset(schema) for name, schema in SCHEMAS.items()}
+_NAMES = frozenset(SCHEMAS)
+
+
 def _check_names(tables: dict) -> None:
-    unknown = set(tables) - set(SCHEMAS)
+    if _NAMES.issuperset(tables):
+        return
+    unknown = set(tables) - _NAMES
     if unknown:
         raise ValueError(f"unknown frame(s) {sorted(unknown)}; expected {list(SCHEMAS)}")
 
@@ -516,12 +522,31 @@ def _string_lists(name: str, values: list) -> pl.Series | list:
     except (TypeError, pl.exceptions.PolarsError):
         return values
     # Arrow arrays made by polars, not pa.array: that would import pandas (0.6 s) in every worker.
-    lists = pa.LargeListArray.from_arrays(
-        pl.Series(offsets, dtype=pl.Int64).to_arrow(),
-        strings.to_arrow(compat_level=pl.CompatLevel.oldest()),
-        mask=pl.Series(nulls, dtype=pl.Boolean).to_arrow(),
+    # From buffers, not from_arrays(mask=...): that inverts the mask with pyarrow.compute, whose
+    # import costs 0.2 s in every worker (so is the C interface below).
+    values_arrow = strings.to_arrow(compat_level=pl.CompatLevel.oldest())
+    valid = pl.Series([not n for n in nulls], dtype=pl.Boolean).to_arrow().buffers()[1]
+    lists = pa.LargeListArray.from_buffers(
+        pa.large_list(values_arrow.type),
+        len(values),
+        [valid, pl.Series(offsets, dtype=pl.Int64).to_arrow().buffers()[1]],
+        children=[values_arrow],
     )
-    return pl.Series(name, lists, dtype=STRS)
+    # Handed over by the Arrow C interface: polars converting a pyarrow array imports
+    # pyarrow.compute too.
+    return pl.Series(_CArray(lists)).alias(name).cast(STRS)
+
+
+class _CArray:
+    """An Arrow array seen only through the Arrow PyCapsule interface."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: pa.Array):
+        self.array = array
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.array.__arrow_c_array__(requested_schema)
 
 
 def split_cache_writes(total: int, five_min: int, one_hour: int, default: str = "5m") -> tuple[int, int, bool]:

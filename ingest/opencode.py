@@ -90,6 +90,8 @@ def detect(path: str, head: bytes) -> bool:
 
 
 def _is_session_file(path: str, head: bytes) -> bool:
+    if "session" not in path:  # cheap: most files are not in a session/ folder (Path costs more)
+        return False
     p = Path(path)
     if p.suffix != ".json" or len(p.parts) < 3 or p.parent.parent.name != "session":
         return False

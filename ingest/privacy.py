@@ -42,13 +42,21 @@ def apply(frames: Frames, profile: str = DEFAULT) -> Frames:
     check(profile)
     changed: dict[str, list[dict]] = {}
     for name, columns in TEXT_COLUMNS.items():
-        changed[name] = [{**row, **{c: text(row.get(c), profile) for c in columns}} for row in frames.rows(name)]
+        rows = frames.rows(name)
+        # A row without text stays as it is (most rows, most files: no copy).
+        if any(row.get(c) is not None for row in rows for c in columns):
+            changed[name] = [
+                {**row, **{c: text(row.get(c), profile) for c in columns}}
+                if any(row.get(c) is not None for c in columns)
+                else row
+                for row in rows
+            ]
     if profile != "full" and frames.height("texts"):
         changed["texts"] = []  # only a full parse fills it; never stored under another profile
     docs = frames.rows("documents")
     if docs:
         changed["documents"] = [{**d, "document": _document(d["document"], profile)} for d in docs]
-    return frames.replace(**changed)
+    return frames.replace(**changed) if changed else frames
 
 
 def text(value: str | None, profile: str) -> str | None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
+import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -355,8 +357,10 @@ def ingest(
                     yield files, frames
 
             # engine: where the passes run over each group of partitions (sessiongraph/engines/).
-            results = engines.infer_all(engine, loaded(), workers=workers, address=ray_address)
-            store.write_partitions(plan, partitions.concat(results))
+            # The next group loads (DuckDB, polars: mostly without the GIL) while the passes run.
+            with _Ahead(loaded()) as groups:
+                results = partitions.concat(engines.infer_all(engine, groups, workers=workers, address=ray_address))
+            store.write_partitions(plan, results)
             summary.inferred = True
             summary.files_inferred = sum(g.height for g in plan.groups)
             summary.partitions_inferred = sum(g["partition_id"].n_unique() for g in plan.groups)
@@ -382,6 +386,62 @@ def ingest(
         )
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
+
+
+class _Ahead:
+    """An iterator that produces the next item of ``items`` on a thread while the consumer works
+    on the current one (one item ahead, so memory holds at most two). As a context manager it
+    stops and joins the thread on the way out, also when the consumer failed: nothing is left
+    using ``items``' resources (the store connection) after it."""
+
+    _END = object()
+
+    def __init__(self, items: Iterator):
+        self._items = items
+        self._ready: queue.Queue = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sessiongraph-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for item in self._items:
+                if not self._put((item, None)):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put((self._END, exc))
+            return
+        self._put((self._END, None))
+
+    def _put(self, entry: tuple) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._ready.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> _Ahead:
+        return self
+
+    def __next__(self):
+        item, exc = self._ready.get()
+        if exc is not None:
+            raise exc
+        if item is self._END:
+            raise StopIteration
+        return item
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()
 
 
 SIDECAR = ".meta.json"

@@ -102,7 +102,13 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # Never fetch extensions from the network: a store must open offline. A reader may not touch
         # files either (COPY TO, ATTACH, read_csv...): `query` runs whatever SQL it is given.
-        self._config = {"autoinstall_known_extensions": False}
+        self._config: dict[str, bool | str] = {"autoinstall_known_extensions": False}
+        if not read_only:
+            # DuckDB checkpoints when the WAL passes this (default 16 MB) and rewrites every row
+            # group the transactions since touched: tables smaller than a row group are rewritten
+            # whole each time. 64 MB: a quarter as many rewrites (on 25,000 small files the
+            # ingest's COMMITs took 0.7 CPU s less), for up to 64 MB of WAL kept in memory.
+            self._config["checkpoint_threshold"] = "64MB"
         if read_only:
             self._config["enable_external_access"] = False
         self._con: duckdb.DuckDBPyConnection | None = None
