@@ -67,7 +67,7 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
     Symlinked folders are followed once each (a link back up the tree is a loop: reported, not
     walked); a folder that cannot be listed is reported too, so nothing is skipped silently."""
     if root.is_file():
-        yield (str(root), *_stat(str(root)))
+        yield (str(root), *size_mtime(str(root)))
         return
     try:
         top = os.stat(root)
@@ -121,7 +121,8 @@ class _Id(NamedTuple):
     st_ino: int
 
 
-def _stat(path: str) -> tuple[int, int]:
+def size_mtime(path: str) -> tuple[int, int]:
+    """(size, mtime in ns) of ``path``; (-1, -1) when it cannot be stat'ed."""
     try:
         st = os.stat(path)
         return st.st_size, st.st_mtime_ns

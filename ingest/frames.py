@@ -228,6 +228,9 @@ USAGE = pl.Schema(
     }
 )
 
+# The usage table's token counts, in its column order (what reports, datasets and costs sum).
+USAGE_TOKENS: tuple[str, ...] = tuple(c for c in USAGE if c.endswith("_tokens"))
+
 DIAGNOSTICS = pl.Schema(
     {
         "source_path": pl.String,

@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from sessiongraph.inference.edges import stable_id
-from sessiongraph.ingest.frames import STRS, TS  # the dtypes of the frames contract
+from sessiongraph.ingest.frames import STRS, TS, USAGE_TOKENS  # the frames contract's dtypes, token columns
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import NODE_STATE
 from sessiongraph.ocp_writer import task
@@ -31,15 +31,7 @@ SCHEMA_VERSION = "6"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")
-TOKENS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "cache_creation_5m_tokens",
-    "cache_creation_1h_tokens",
-    "reasoning_tokens",
-)
+TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
 
 RUNS = pl.Schema(

@@ -21,6 +21,7 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
+from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.pricing import FREE, Prices, usd_sum
 from sessiongraph.show import RunGraph, run_graph
 from sessiongraph.store import Store
@@ -121,15 +122,6 @@ JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS start
       FROM sessions GROUP BY session_id) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM sg_chosen_runs)
 """
-SUMS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "cache_creation_5m_tokens",
-    "cache_creation_1h_tokens",
-    "reasoning_tokens",
-)
 
 
 def priced_usage(store: Store, run_ids: list[str], prices: Prices) -> pl.DataFrame:
@@ -147,7 +139,7 @@ def priced_usage(store: Store, run_ids: list[str], prices: Prices) -> pl.DataFra
         .group_by("run_id", "session_id", "harness", "model", "day")
         .agg(
             pl.len().alias("requests"),
-            *[pl.col(t).sum().cast(pl.Int64) for t in SUMS],
+            *[pl.col(t).sum().cast(pl.Int64) for t in USAGE_TOKENS],
             usd=usd_sum(),
             price_source=pl.coalesce(pl.col("price_source").filter(paid).first(), pl.col("price_source").first()),
             priced_as=pl.col("priced_as").drop_nulls().first(),

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import polars as pl
 
+from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.pricing import Prices, usd_sum
 from sessiongraph.store import Store
 
@@ -75,15 +76,6 @@ JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS start
       FROM sessions GROUP BY session_id) s USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
 """
-_SUMS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "cache_creation_5m_tokens",
-    "cache_creation_1h_tokens",
-    "reasoning_tokens",
-)
 
 
 def _usage(requests: pl.DataFrame, prices: Prices) -> pl.DataFrame:
@@ -94,7 +86,7 @@ def _usage(requests: pl.DataFrame, prices: Prices) -> pl.DataFrame:
         priced.group_by("run_id", "session_id", "source_path", "attempt", "model")
         .agg(
             pl.len().alias("requests"),
-            *[pl.col(t).sum().cast(pl.Int64) for t in _SUMS],
+            *[pl.col(t).sum().cast(pl.Int64) for t in USAGE_TOKENS],
             usd=usd_sum(),
             sources=pl.col("price_source").drop_nulls().unique().sort(),
             day=pl.col("ts").max().dt.convert_time_zone("UTC").dt.date(),

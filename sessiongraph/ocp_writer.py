@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from sessiongraph import __version__, ocp_outcome
+from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp_bundle import RunBundle
@@ -356,16 +357,7 @@ class _Doc:
     def _cost(self, rows: list[dict]) -> dict | None:
         if not rows:
             return None
-        keys = (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_creation_tokens",
-            "cache_creation_5m_tokens",
-            "cache_creation_1h_tokens",
-            "reasoning_tokens",
-            "requests",
-        )
+        keys = (*USAGE_TOKENS, "requests")
         tot = {k: sum(int(r[k] or 0) for r in rows) for k in keys}
         cost: dict[str, Any] = {
             "input_tokens": tot["input_tokens"],

@@ -18,7 +18,7 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing, size_mtime
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
@@ -272,7 +272,7 @@ def ingest(
             stored = None if log in queued or not os.path.exists(log) else store.fingerprint(log)
             if stored is not None:
                 known[log] = stored
-                todo.append(Job(log, *_size_mtime(log), privacy, None, max_text_chars, table, since, until))
+                todo.append(Job(log, *size_mtime(log), privacy, None, max_text_chars, table, since, until))
                 queued.add(log)
                 summary.files_unchanged -= 1
         # A file that grew (under the same profile) may resume from where the last ingest stopped.
@@ -447,11 +447,3 @@ class _Ahead:
 SIDECAR = ".meta.json"
 _NOT_TRANSCRIPT_TAILS = tuple("/" + n for n in NOT_TRANSCRIPTS)
 _CHANGED = "\x00changed"  # key of Store.changed's list of changed positions
-
-
-def _size_mtime(path: str) -> tuple[int, int]:
-    try:
-        st = os.stat(path)
-        return st.st_size, st.st_mtime_ns
-    except OSError:
-        return -1, -1
