@@ -536,12 +536,8 @@ class _Rollout:
             row["cwd"] = row["cwd"] or session["cwd"]
         for row in self.usage:  # a count before the first turn_context: the session's model
             row["model"] = row["model"] or session["model"]
+        self.steps.pair_results({c["call_id"]: (c["tool"], c.get("is_error")) for c in self.calls if c["call_id"]})
         steps, texts = self.steps.finish(session["session_id"], self.path)
-        calls = {c["call_id"]: c for c in self.calls if c["call_id"]}
-        for step in steps:  # results learn their tool and error flag from the paired call
-            call = calls.get(step.get("call_id")) if step["kind"] == "tool_result" else None
-            if call is not None:
-                step["tool"], step["is_error"] = call["tool"], call.get("is_error")
         return Frames.from_rows(
             sessions=[session],
             calls=self.calls,

@@ -358,14 +358,48 @@ SCHEMAS: dict[str, pl.Schema] = {
 NOT_INFERRED: frozenset[str] = frozenset({"steps", "texts"})
 
 
+class Columns:
+    """A table as columns of equal length (a column left out is null): how a parser that makes
+    many rows of one table hands them over without a dict per row (``ingest.steps``). Plain data,
+    not changed once handed over."""
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, data: dict[str, list], n: int):
+        self.data = data
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def column(self, name: str) -> list:
+        values = self.data.get(name)
+        return [None] * self.n if values is None else values
+
+    def dicts(self) -> list[dict]:
+        names = list(self.data)
+        return [dict(zip(names, row, strict=True)) for row in zip(*self.data.values(), strict=True)]
+
+    @classmethod
+    def join(cls, parts: list[Columns | list[dict]], schema: pl.Schema) -> Columns:
+        """One table of these parts in order (row dicts among them taken column by column)."""
+        cols = [p if isinstance(p, Columns) else Columns.of_rows(p, schema) for p in parts if len(p)]
+        names = [c for c in schema if any(c in p.data for p in cols)]
+        return cls({c: [v for p in cols for v in p.column(c)] for c in names}, sum(p.n for p in cols))
+
+    @classmethod
+    def of_rows(cls, rows: list[dict], schema: pl.Schema) -> Columns:
+        return cls({c: [row.get(c) for row in rows] for c in schema}, len(rows))
+
+
 class Frames:
     """The frames one parse produces: one table per entry of :data:`SCHEMAS` (``documents`` only
     from run-document sources, ``outcomes`` only from logs that record outcomes).
 
-    Adapters hand over plain row dicts (:meth:`from_rows`); the polars frames are built only when
-    a table is first read, and :meth:`concat` joins row-backed parts before building, so an ingest
-    builds a handful of frames per batch of files instead of several per file (building a small
-    polars frame costs far more than parsing a small log).
+    Adapters hand over plain row dicts (:meth:`from_rows`), or a table's :class:`Columns`; the
+    polars frames are built only when a table is first read, and :meth:`concat` joins unbuilt
+    parts before building, so an ingest builds a handful of frames per batch of files instead of
+    several per file (building a small polars frame costs far more than parsing a small log).
     """
 
     __slots__ = ("_rows", "_tables")
@@ -385,7 +419,7 @@ class Frames:
 
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)
-        self._rows: dict[str, list[dict]] = {}
+        self._rows: dict[str, list[dict] | Columns] = {}
         self._tables: dict[str, pl.DataFrame] = {
             name: tables[name] if name in tables else pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()
         }
@@ -395,13 +429,13 @@ class Frames:
         return cls.from_rows()
 
     @classmethod
-    def from_rows(cls, **rows: list[dict]) -> Frames:
-        """Frames from lists of row dicts; missing tables are empty, missing keys null."""
+    def from_rows(cls, **rows: list[dict] | Columns) -> Frames:
+        """Frames from lists of row dicts (or Columns); missing tables are empty, missing keys null."""
         _check_rows(rows)
-        return cls._of_rows({name: list(rows.get(name) or ()) for name in SCHEMAS})
+        return cls._of_rows({name: _own(rows.get(name)) for name in SCHEMAS})
 
     @classmethod
-    def _of_rows(cls, rows: dict[str, list[dict]]) -> Frames:
+    def _of_rows(cls, rows: dict[str, list[dict] | Columns]) -> Frames:
         """Frames of rows already checked (a table of every name)."""
         out = cls.__new__(cls)
         out._rows = rows
@@ -411,7 +445,9 @@ class Frames:
     def table(self, name: str) -> pl.DataFrame:
         df = self._tables.get(name)
         if df is None:
-            df = self._tables[name] = _build(self._rows.pop(name, []), SCHEMAS[name])
+            rows = self._rows.pop(name, [])
+            schema = SCHEMAS[name]
+            df = self._tables[name] = _build(rows, schema) if isinstance(rows, list) else _frame(rows, schema)
         return df
 
     def height(self, name: str) -> int:
@@ -420,26 +456,29 @@ class Frames:
 
     def values(self, name: str, column: str) -> list:
         """One column of one table as a list, without building the table."""
-        if name in self._rows:
-            return [row.get(column) for row in self._rows[name]]
-        return self._tables[name][column].to_list()
+        rows = self._rows.get(name)
+        if rows is None:
+            return self._tables[name][column].to_list()
+        return [row.get(column) for row in rows] if isinstance(rows, list) else rows.column(column)
 
     def rows(self, name: str) -> list[dict]:
         """One table as row dicts, without building it (the list is the frames' own: do not
-        change it; make new rows and :meth:`replace`)."""
-        return self._rows[name] if name in self._rows else self._tables[name].to_dicts()
+        change it; make new rows and :meth:`replace`). A Columns table is made into dicts."""
+        rows = self._rows.get(name)
+        if rows is None:
+            return self._tables[name].to_dicts()
+        return rows if isinstance(rows, list) else rows.dicts()
 
-    def replace(self, **rows: list[dict]) -> Frames:
+    def replace(self, **rows: list[dict] | Columns) -> Frames:
         """New frames with these tables' rows replaced and the others kept."""
         _check_rows(rows)  # only the new rows: the kept ones were checked when they came in
-        return Frames._of_rows(
-            {name: list((rows[name] or ()) if name in rows else self.rows(name)) for name in SCHEMAS}
-        )
+        kept = {name: self._rows[name] if name in self._rows else self.rows(name) for name in SCHEMAS}
+        return Frames._of_rows({name: _own(rows.get(name) if name in rows else kept[name]) for name in SCHEMAS})
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:
-        if all(not p._tables for p in parts):  # all row-backed: join the rows, build once later
-            return cls._of_rows({name: [r for p in parts for r in p._rows[name]] for name in SCHEMAS})
+        if all(not p._tables for p in parts):  # all unbuilt: join the rows, build once later
+            return cls._of_rows({name: _join([p._rows[name] for p in parts], SCHEMAS[name]) for name in SCHEMAS})
         return cls(**{name: pl.concat([p.table(name) for p in parts], how="vertical") for name in SCHEMAS})
 
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -454,13 +493,31 @@ for _name in SCHEMAS:  # frames.sessions, frames.calls, ...: the built polars fr
     setattr(Frames, _name, _table_property(_name))
 
 
-def _check_rows(rows: dict[str, list[dict]]) -> None:
+def _own(rows: list[dict] | Columns | None) -> list[dict] | Columns:
+    """A table's rows as the frames keep them: a list of their own (the caller's may change), or
+    the Columns as they are."""
+    return rows if isinstance(rows, Columns) else list(rows or ())
+
+
+def _join(tables: list[list[dict] | Columns], schema: pl.Schema) -> list[dict] | Columns:
+    lists = [t for t in tables if isinstance(t, list)]
+    if len(lists) < len(tables):
+        return Columns.join(tables, schema)
+    return [r for t in lists for r in t]
+
+
+def _check_rows(rows: dict[str, list[dict] | Columns]) -> None:
     _check_names(rows)
     for name, table in rows.items():
         # polars would drop keys the schema lacks; refuse them so the contract cannot drift quietly.
-        if table and not _COLUMNS[name].issuperset(set().union(*table)):  # every row's keys, in C
-            extra = set().union(*table) - _COLUMNS[name]
-            raise ValueError(f"{name}: columns {sorted(extra)} are not in the frames contract")
+        if isinstance(table, Columns):
+            keys = set(table.data)
+            if any(len(v) != table.n for v in table.data.values()):
+                raise ValueError(f"{name}: columns of unequal length")
+        else:
+            keys = set().union(*table) if table else set()  # every row's keys, in C
+        if not _COLUMNS[name].issuperset(keys):
+            raise ValueError(f"{name}: columns {sorted(keys - _COLUMNS[name])} are not in the frames contract")
 
 
 _COLUMNS = {name: frozenset(schema) for name, schema in SCHEMAS.items()}
@@ -477,9 +534,13 @@ def _check_names(tables: dict) -> None:
 
 def _build(rows: list[dict], schema: pl.Schema) -> pl.DataFrame:
     # Column lists build faster than a list of dicts, and keep the declared types exactly.
+    return _frame(Columns.of_rows(rows, schema), schema)
+
+
+def _frame(table: Columns, schema: pl.Schema) -> pl.DataFrame:
     columns: dict[str, list | pl.Series] = {}
     for col, dtype in schema.items():
-        values = [row.get(col) for row in rows]
+        values = table.column(col)
         if dtype == TS:
             columns[col] = _timestamps(col, values)
         elif dtype == STRS:

@@ -44,6 +44,7 @@ from datetime import datetime
 
 import orjson
 
+from sessiongraph.ingest.frames import STEPS, Columns
 from sessiongraph.ingest.secrets import mask
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
@@ -66,6 +67,21 @@ TOKEN_COLUMNS: tuple[str, ...] = (
 )
 DEFAULT_MAX_TEXT_CHARS = 20_000
 STATE_MARK = "__steps__"
+STATE_VERSION = 2  # rows as lists (1: dicts); a checkpoint of another version is not resumed
+
+# A step row is a list in the steps frame's column order, its file's source_path left out (one
+# per file): a list is made, changed, pickled into a checkpoint and turned into columns faster
+# than a dict per step, and there are more steps than rows of any other frame.
+FIELDS: tuple[str, ...] = tuple(c for c in STEPS if c != "source_path")
+_SESSION, _ATTEMPT, _SEQ, _KIND = (
+    FIELDS.index("session_id"),
+    FIELDS.index("attempt"),
+    FIELDS.index("seq"),
+    FIELDS.index("kind"),
+)
+_CALL, _TOOL, _ERROR = FIELDS.index("call_id"), FIELDS.index("tool"), FIELDS.index("is_error")
+_PARENT, _LINE = FIELDS.index("parent_seq"), FIELDS.index("line")
+_TOKENS = slice(FIELDS.index(TOKEN_COLUMNS[0]), FIELDS.index(TOKEN_COLUMNS[-1]) + 1)
 MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
 
 # What the parse in this process keeps: set by the pipeline around each parse (text_policy).
@@ -119,16 +135,16 @@ def _readable(content: bytes | memoryview) -> str:
 
 
 class StepLog:
-    """The steps (and, under ``full``, texts) of one file's sessions, as frame rows.
+    """The steps (and, under ``full``, texts) of one file's sessions.
 
-    ``rows`` are sparse dicts (missing columns are null) whose ``session_id`` is the adapter's own
-    session key until :meth:`finish`; they are plain data, so a parser keeps its StepLog in its
-    checkpoint state (``state``/``restore``)."""
+    ``rows`` are lists in :data:`FIELDS` order whose ``session_id`` is the adapter's own session
+    key until :meth:`finish`, which hands them over as the steps frame's :class:`Columns`; they
+    are plain data, so a parser keeps its StepLog in its checkpoint state (``state``/``restore``)."""
 
     __slots__ = ("rows", "texts", "keep", "cap", "next_seq", "nodes", "copying", "copied", "_last")
 
     def __init__(self) -> None:
-        self.rows: list[dict] = []
+        self.rows: list[list] = []
         self.texts: list[dict] = []
         self.keep = _keep_text
         self.cap = _max_chars
@@ -158,8 +174,9 @@ class StepLog:
     ) -> int | None:
         """Record one step; returns its index in ``rows`` (None when it is copied history, or a
         tree record seen before: a resumed transcript's copy). ``text``: the step's text, or its
-        content as JSON bytes (a string's literal as the log holds it, a tool input's object). ``node``/``parent``: the record's tree
-        ids; the steps of one record are added one after the other."""
+        content as JSON bytes (a string's literal as the log holds it, a tool input's object).
+        ``node``/``parent``: the record's tree ids; the steps of one record are added one after
+        the other."""
         if self.copying:
             self.copied += 1
             return None
@@ -168,36 +185,31 @@ class StepLog:
             return None
         seq = self.next_seq.get(session, 0)
         self.next_seq[session] = seq + 1
-        row = {"session_id": session, "seq": seq, "ts": ts, "role": role, "kind": kind, "line": line}
-        if attempt is not None:
-            row["attempt"] = attempt
-        if call_id is not None:
-            row["call_id"] = call_id
-        if tool is not None:
-            row["tool"] = tool
-        if is_error is not None:
-            row["is_error"] = is_error
-        if model is not None:
-            row["model"] = model
-        if request_id is not None:
-            row["request_id"] = request_id
+        parent_seq = None
         if node is not None:
             # Several steps of one record follow each other; the first follows its parent record.
             if last is not None and last[0] == session and last[1] == node:
-                row["parent_seq"] = last[2]
+                parent_seq = last[2]
             elif parent is not None:
-                row["parent_seq"] = self.nodes.get(parent)
+                parent_seq = self.nodes.get(parent)
             self.nodes[node] = seq
             self._last = (session, node, seq)
+        n_bytes = digest = None
         if text is not None:
             # Bytes are the content's JSON as logged or written; a text is written as its literal.
             content = literal(text) if isinstance(text, str) else text
-            row["n_bytes"] = len(content)
-            row["content_sha256"] = hashlib.sha256(content).hexdigest()
+            n_bytes = len(content)
+            digest = hashlib.sha256(content).hexdigest()
             if self.keep:
                 readable = text if isinstance(text, str) else _readable(content)
                 self.texts.append(self._text(session, attempt, seq, readable))
-        self.rows.append(row)
+        # In FIELDS order (tests/test_steps.py holds the two equal); the token counts come later.
+        self.rows.append(
+            [
+                session, attempt, seq, ts, role, kind, call_id, tool, is_error, model, request_id,
+                None, None, None, None, None, n_bytes, digest, parent_seq, line,
+            ]
+        )  # fmt: skip
         return len(self.rows) - 1
 
     def _text(self, session: object, attempt: int | None, seq: int, text: str) -> dict:
@@ -228,40 +240,51 @@ class StepLog:
         """Put a response's token counts (a usage row) on its first step."""
         if index is None:
             return
-        row = self.rows[index]
-        for col in TOKEN_COLUMNS:
-            row[col] = usage.get(col) or 0
+        self.rows[index][_TOKENS] = [usage.get(col) or 0 for col in TOKEN_COLUMNS]
 
-    def finish(self, ids, source_path: str, copied=None) -> tuple[list[dict], list[dict]]:
-        """(steps rows, texts rows) with final session ids: ``ids`` maps the adapter's session keys
+    def pair_results(self, calls: dict[str, tuple[str | None, bool | None]]) -> None:
+        """Tool results learn their tool and error flag from their call (``calls``: call id ->
+        (tool, is_error)): for logs whose results name only the call."""
+        for r in self.rows:
+            if r[_KIND] == "tool_result":
+                call = calls.get(r[_CALL])
+                if call is not None:
+                    r[_TOOL], r[_ERROR] = call
+
+    def finish(self, ids, source_path: str, copied=None) -> tuple[Columns, list[dict]]:
+        """(steps, texts rows) with final session ids: ``ids`` maps the adapter's session keys
         (a dict, or one id for every key). ``copied(line)``: the adapter's test for copied history
         known only once the file is read (a hand-off's copy): those steps are left out and the
         others numbered again from 0."""
-        if copied is not None and any(copied(r["line"]) for r in self.rows if r["line"] is not None):
+        if copied is not None and any(copied(r[_LINE]) for r in self.rows if r[_LINE] is not None):
             self._drop(copied)
         get = ids.get if isinstance(ids, dict) else (lambda _k: ids)
+        n = len(self.rows)
+        data: dict[str, list] = {}
+        if n:
+            data = {name: list(values) for name, values in zip(FIELDS, zip(*self.rows, strict=True), strict=True)}
+            data["session_id"] = [get(k) for k in data["session_id"]]
+            data["source_path"] = [source_path] * n
         # In place: called once, after the last record (a checkpoint state was copied before).
-        for r in self.rows:
-            r["session_id"], r["source_path"] = get(r["session_id"]), source_path
         for t in self.texts:
             t["session_id"], t["source_path"] = get(t["session_id"]), source_path
-        return self.rows, self.texts
+        return Columns(data, n), self.texts
 
     def _drop(self, copied) -> None:
         renumber: dict[tuple, int] = {}  # (session, old seq) -> new seq
-        rows: list[dict] = []
+        rows: list[list] = []
         next_seq: dict[object, int] = {}
         for r in self.rows:
-            if r["line"] is not None and copied(r["line"]):
+            if r[_LINE] is not None and copied(r[_LINE]):
                 self.copied += 1
                 continue
-            key = r["session_id"]
+            key = r[_SESSION]
             new = next_seq.get(key, 0)
             next_seq[key] = new + 1
-            renumber[(key, r["seq"])] = new
-            r["seq"] = new
-            if r.get("parent_seq") is not None:
-                r["parent_seq"] = renumber.get((key, r["parent_seq"]))  # a copied parent: none
+            renumber[(key, r[_SEQ])] = new
+            r[_SEQ] = new
+            if r[_PARENT] is not None:
+                r[_PARENT] = renumber.get((key, r[_PARENT]))  # a copied parent: none
             rows.append(r)
         self.rows = rows
         texts = []
@@ -276,10 +299,12 @@ class StepLog:
 
     def state(self) -> dict:
         # Marked so that ingest.privacy.scrub_state need not walk every row (only texts hold text).
-        return {STATE_MARK: True, **{k: getattr(self, k) for k in self.__slots__}}
+        return {STATE_MARK: STATE_VERSION, **{k: getattr(self, k) for k in self.__slots__}}
 
     @classmethod
     def restore(cls, state: dict) -> StepLog:
+        if state.get(STATE_MARK) != STATE_VERSION:
+            raise ValueError("checkpoint of steps in another layout")  # ingest.resume reads the file whole
         if state["keep"] != _keep_text or state["cap"] != _max_chars:
             # Texts kept under another policy cannot be completed: ingest.resume reads the file whole.
             raise ValueError("checkpoint taken under another text policy")

@@ -60,3 +60,31 @@ def test_values_of_another_type_give_what_polars_gives(bad):
         assert isinstance(ours, pl.DataFrame) and ours.equals(theirs)
     else:
         assert ours is theirs
+
+
+def test_a_columns_table_joins_row_tables_in_order():
+    """A table handed over as Columns (ingest.steps) builds, joins row-dict parts of the same
+    table in order, and reads like a row table before it is built."""
+    from sessiongraph.ingest.frames import Columns
+
+    schema = SCHEMAS["sessions"]
+    first = Frames.from_rows(sessions=ROWS[:2])
+    cols = Columns.of_rows(ROWS[2:], schema)
+    second = Frames.from_rows(sessions=Columns({k: v for k, v in cols.data.items() if k != "ended_at"}, cols.n))
+    joined = Frames.concat([first, second, Frames.empty()])
+    assert joined.height("sessions") == 4
+    assert joined.values("sessions", "session_id") == ["a", "b", "c", "d"]
+    assert [r["session_id"] for r in joined.rows("sessions")] == ["a", "b", "c", "d"]
+    assert joined.sessions.equals(_polars(ROWS, schema))
+    # The Columns are kept as they are where another table is replaced.
+    kept = Frames.from_rows(sessions=cols).replace(diagnostics=[])
+    assert kept.sessions.equals(_polars(ROWS[2:], schema))
+
+
+def test_a_columns_table_is_checked_like_rows():
+    from sessiongraph.ingest.frames import Columns
+
+    with pytest.raises(ValueError, match="not in the frames contract"):
+        Frames.from_rows(sessions=Columns({"session_id": ["a"], "bogus": [1]}, 1))
+    with pytest.raises(ValueError, match="unequal length"):
+        Frames.from_rows(sessions=Columns({"session_id": ["a", "b"], "harness": ["x"]}, 2))

@@ -109,6 +109,18 @@ def test_a_checkpoint_loads_plain_data_only():
         def __reduce__(self):
             return (print, ("owned",))
 
-    blob = __import__("zlib").compress(pickle.dumps({"x": Boom()}))
-    with pytest.raises(pickle.UnpicklingError):
-        resume.loads(blob)
+    for blob in (
+        resume.pack(pickle.dumps({"x": Boom()})),
+        __import__("zlib").compress(pickle.dumps({"x": Boom()})),  # as an earlier version stored it
+    ):
+        with pytest.raises(pickle.UnpicklingError):
+            resume.loads(blob)
+
+
+def test_a_damaged_checkpoint_is_refused_with_a_value_error():
+    """resume.parse reads a file whole when its checkpoint cannot be loaded (ValueError, zlib.error):
+    a damaged blob never allocates what its length field claims, nor loads half a state."""
+    good = resume.dumps({"x": list(range(1000))})
+    for bad in (good[:6], good[:4] + b"\xff" * 8 + good[12:], good[:-3], good[:12] + b"junk" + good[16:]):
+        with pytest.raises(ValueError):
+            resume.loads(bad)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from datetime import UTC, datetime
 
 import orjson
 import polars as pl
 import pytest
 
 from sessiongraph.ingest import claude_code, codex, gemini, omp, opencode, pi, resume, steps
-from sessiongraph.ingest.frames import STEPS
+from sessiongraph.ingest.frames import STEPS, Frames
 from tests.conftest import SAMPLES
 
 # (line, role, kind, tool, call_id, is_error, output_tokens)
@@ -275,13 +276,14 @@ LOGGED = [
 @pytest.mark.parametrize("decode", ["fast", "plain"])
 def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode):
     """A tool output hashes the same read raw from the log (fast) or decoded (plain): the
-    literal the standard library writes for its text."""
+    literal the standard library writes for its text. So does a tool input: its JSON object as
+    logged (fast) or written again from the decoded input (plain), while the keys the call is
+    read by still decode."""
     sid = "0b7c7a8e-6d1f-4a57-9a3e-1f2e3d4c5b6a"
     base = {"sessionId": sid, "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z"}
-    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "x"}}
-    lines = [
-        orjson.dumps({**base, "type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [call]}})
-    ]
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "#", "timeout": 5, "big": [1, {}]}}
+    record = {**base, "type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": [call]}}
+    lines = [orjson.dumps(record).replace(b'"#"', b'"' + LOGGED[0] + b'"')]
     for i, body in enumerate(LOGGED):
         result = {"type": "tool_result", "tool_use_id": "t1", "content": "@"}
         rec = {**base, "type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": [result]}}
@@ -290,11 +292,26 @@ def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode
     path.parent.mkdir(parents=True)
     path.write_bytes(b"\n".join(lines) + b"\n")
     monkeypatch.setattr(claude_code, "DECODE", decode)
-    got = claude_code.parse(str(path)).steps.filter(pl.col("kind") == "tool_result")
+    frames = claude_code.parse(str(path))
+    start = lines[0].index(b'{"command"')
+    _, length = json.JSONDecoder().raw_decode(lines[0][start:].decode())
+    logged_input = lines[0][start:].decode()[:length].encode()
+    assert json.dumps(json.loads(logged_input), ensure_ascii=False, separators=(",", ":")).encode() == logged_input
+    step = frames.steps.filter(pl.col("kind") == "tool_call").row(0, named=True)
+    assert (step["content_sha256"], step["n_bytes"]) == (hashlib.sha256(logged_input).hexdigest(), len(logged_input))
+    assert frames.calls["command"].to_list() == [json.loads(b'"' + LOGGED[0] + b'"')]
+    got = frames.steps.filter(pl.col("kind") == "tool_result")
     want = [b'"' + body + b'"' for body in LOGGED]
     assert _literal(json.loads(want[0])) == want[0]  # the log's bytes are the literal of the text
     assert got["content_sha256"].to_list() == [hashlib.sha256(w).hexdigest() for w in want]
     assert got["n_bytes"].to_list() == [len(w) for w in want]
+
+
+def test_the_input_keys_claude_reads_are_decoded():
+    """A tool input hashed as logged is decoded only for the keys the parser reads: every key
+    FILE_TOOLS names is one of them."""
+    read = set(claude_code._Input.__annotations__)
+    assert {key for _, key, _ in claude_code.FILE_TOOLS.values()} <= read
 
 
 def test_literal_of_a_lone_surrogate_is_an_escape():
@@ -450,3 +467,35 @@ def test_real_forked_codex_children_hold_none_of_the_parents_steps():
         assert frames.steps.height > 0
         assert not set(frames.steps["call_id"].drop_nulls()) & parent_calls, child.name
         assert frames.steps["output_tokens"].sum() <= frames.usage["output_tokens"].sum()
+
+
+def test_a_step_row_holds_each_value_in_its_column():
+    """StepLog keeps a step as a list in FIELDS order: every value lands in its own column."""
+    ts = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    log = steps.StepLog()
+    log.add("key", 7, ts, "assistant", "tool_call", "x", call_id="c1", tool="Bash", is_error=True,
+            model="m", request_id="r1", attempt=2, node="n1", parent=None)  # fmt: skip
+    log.add("key", 8, ts, "tool", "tool_result", None, call_id="c1", node="n2", parent="n1")
+    usage = {c: i + 1 for i, c in enumerate(steps.TOKEN_COLUMNS)}
+    log.tokens(0, usage)
+    table, _ = log.finish({"key": "sid"}, "/logs/a.jsonl")
+    got = Frames.from_rows(steps=table).steps.to_dicts()
+    literal = b'"x"'
+    assert got[0] == {
+        "session_id": "sid", "attempt": 2, "seq": 0, "ts": ts, "role": "assistant", "kind": "tool_call",
+        "call_id": "c1", "tool": "Bash", "is_error": True, "model": "m", "request_id": "r1", **usage,
+        "n_bytes": len(literal), "content_sha256": hashlib.sha256(literal).hexdigest(), "parent_seq": None,
+        "source_path": "/logs/a.jsonl", "line": 7,
+    }  # fmt: skip
+    assert (got[1]["seq"], got[1]["parent_seq"], got[1]["input_tokens"], got[1]["n_bytes"]) == (1, 0, None, None)
+    assert steps.FIELDS[steps._TOKENS] == steps.TOKEN_COLUMNS
+
+
+def test_a_checkpoint_of_dict_rows_is_not_resumed():
+    """A StepLog state from before rows were lists is refused (ValueError: resume reads the file
+    whole), never restored into rows of another shape."""
+    old = steps.StepLog().state()
+    old[steps.STATE_MARK] = True
+    with pytest.raises(ValueError):
+        steps.StepLog.restore(old)
+    assert steps.StepLog.restore(steps.StepLog().state()).rows == []
