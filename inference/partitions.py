@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 import polars as pl
 
 from sessiongraph.inference.edges import INFERENCE_DIAGNOSTICS, Inferred, conform
-from sessiongraph.ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 
 KEYS = pl.Schema({"source_path": pl.String, "key": pl.String, "active": pl.Boolean})
 FILE_PARTITIONS = pl.Schema({"source_path": pl.String, "partition_id": pl.String})
@@ -43,8 +43,10 @@ SESSION_PARTITIONS = pl.Schema({"session_id": pl.String, "partition_id": pl.Stri
 # inference_diagnostics as stored: each row says which partition's passes wrote it (a failed
 # pass or a skipped document names no session).
 STORED_DIAGNOSTICS = pl.Schema([*INFERENCE_DIAGNOSTICS.items(), ("partition_id", pl.String())])
-# Tables with a session_id column: every session a file mentions gets its identity key.
-_WITH_SESSIONS = tuple(name for name, schema in SCHEMAS.items() if "session_id" in schema)
+# Tables with a session_id column: every session a file mentions gets its identity key. Steps and
+# texts name only sessions of their own file's sessions rows: scanning them (the largest tables,
+# a row per event) would add no key.
+_WITH_SESSIONS = tuple(name for name, schema in SCHEMAS.items() if "session_id" in schema and name not in NOT_INFERRED)
 
 
 def key_sql(table: Callable[[str], str]) -> str:

@@ -49,7 +49,6 @@ from sessiongraph.ingest.jsonl import (
     decode_typed,
     find_uuids,
     json_type,
-    object_json,
     parse_ts,
     raw_value,
     string_literal,
@@ -246,17 +245,6 @@ class _Sidecar(TypedDict, total=False):  # toolUseResult
     file: msgspec.Raw
 
 
-class _Input(TypedDict, total=False):  # a tool_use's input: the keys _tool_use reads
-    subagent_type: Any
-    description: Any
-    run_in_background: Any
-    prompt: Any
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
-
-
 class _Block(TypedDict, total=False):
     type: Any
     id: Any
@@ -303,7 +291,6 @@ _RECORD = msgspec.json.Decoder(_Record)
 _DATA = msgspec.json.Decoder(_Data)
 _FILE = msgspec.json.Decoder(_File)
 _SIDECAR = msgspec.json.Decoder(_Sidecar)
-_INPUT = msgspec.json.Decoder(_Input)
 _val = raw_value
 
 
@@ -596,12 +583,10 @@ class _Parser:
     def _tool_use(self, n: int, rec: dict, ts, sess: _Session, block: dict) -> dict:
         call_id = as_str(block.get("id")) or f"line{n}:{len(self.calls)}"
         tool = as_str(block.get("name")) or ""
-        raw = block.get("input")
-        # The step's content is the input as compact JSON: as logged, unless texts are kept (then
-        # the input is decoded whole for its text); only the keys read below are decoded from it.
-        logged = None if self.steps.keep else object_json(raw)
-        inp = _val(raw) if logged is None else _val(raw, _INPUT)
-        text = json_content(inp) if logged is None else logged
+        # Decoded whole and written again: the logged bytes of an object need not be its compact
+        # JSON (a number past 64 bits, a duplicate key), and the hash must not depend on the decoder.
+        inp = _val(block.get("input"))
+        text = json_content(inp)
         if not isinstance(inp, dict):
             self.diags.add("wrong_type", n, f"{tool}.input: {json_type(inp)}")
             inp = {}

@@ -172,18 +172,9 @@ def raw_value(value: object, decoder: msgspec.json.Decoder | None = None) -> obj
 
 def string_literal(value: object) -> memoryview | None:
     """A Raw field's bytes when they are a JSON string (quotes included, as logged), else None."""
-    return _logged(value, b'"')
-
-
-def object_json(value: object) -> memoryview | None:
-    """A Raw field's bytes when they are a JSON object (as logged, braces included), else None."""
-    return _logged(value, b"{")
-
-
-def _logged(value: object, first: bytes) -> memoryview | None:
     if type(value) is msgspec.Raw:
         view = memoryview(value)
-        if view[:1].tobytes() == first:
+        if view[:1].tobytes() == b'"':
             return view
     return None
 

@@ -217,6 +217,18 @@ def test_every_adapter_with_conversations_gives_steps():
 # -- text only by consent ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("harness", list(CASES))
+def test_steps_name_only_sessions_of_their_file(harness):
+    """A step's session is one of its file's sessions rows (inference.partitions takes the
+    session keys of a file from those rows, not from the far larger steps and texts)."""
+    adapter, path, _ = CASES[harness]
+    with steps.text_policy(True, 1_000_000):
+        frames = adapter.parse(str(path))
+    sessions = set(frames.sessions["session_id"])
+    assert frames.steps.height and set(frames.steps["session_id"]) <= sessions
+    assert set(frames.texts["session_id"]) <= sessions
+
+
 def test_no_texts_without_the_policy():
     for adapter, path, _ in CASES.values():
         assert adapter.parse(str(path)).texts.height == 0
@@ -276,9 +288,8 @@ LOGGED = [
 @pytest.mark.parametrize("decode", ["fast", "plain"])
 def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode):
     """A tool output hashes the same read raw from the log (fast) or decoded (plain): the
-    literal the standard library writes for its text. So does a tool input: its JSON object as
-    logged (fast) or written again from the decoded input (plain), while the keys the call is
-    read by still decode."""
+    literal the standard library writes for its text. A tool input hashes as its compact JSON
+    object, written from the decoded input on both paths."""
     sid = "0b7c7a8e-6d1f-4a57-9a3e-1f2e3d4c5b6a"
     base = {"sessionId": sid, "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z"}
     call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "#", "timeout": 5, "big": [1, {}]}}
@@ -305,13 +316,6 @@ def test_logged_literal_hashes_as_the_decoded_text(tmp_path, monkeypatch, decode
     assert _literal(json.loads(want[0])) == want[0]  # the log's bytes are the literal of the text
     assert got["content_sha256"].to_list() == [hashlib.sha256(w).hexdigest() for w in want]
     assert got["n_bytes"].to_list() == [len(w) for w in want]
-
-
-def test_the_input_keys_claude_reads_are_decoded():
-    """A tool input hashed as logged is decoded only for the keys the parser reads: every key
-    FILE_TOOLS names is one of them."""
-    read = set(claude_code._Input.__annotations__)
-    assert {key for _, key, _ in claude_code.FILE_TOOLS.values()} <= read
 
 
 def test_literal_of_a_lone_surrogate_is_an_escape():
