@@ -68,21 +68,16 @@ TOKEN_COLUMNS: tuple[str, ...] = (
 DEFAULT_MAX_TEXT_CHARS = 20_000
 STATE_MARK = "__steps__"
 STATE_VERSION = 2  # rows as lists (1: dicts); a checkpoint of another version is not resumed
+MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
 
 # A step row is a list in the steps frame's column order, its file's source_path left out (one
 # per file): a list is made, changed, pickled into a checkpoint and turned into columns faster
 # than a dict per step, and there are more steps than rows of any other frame.
 FIELDS: tuple[str, ...] = tuple(c for c in STEPS if c != "source_path")
-_SESSION, _ATTEMPT, _SEQ, _KIND = (
-    FIELDS.index("session_id"),
-    FIELDS.index("attempt"),
-    FIELDS.index("seq"),
-    FIELDS.index("kind"),
-)
+_SESSION, _SEQ, _KIND = FIELDS.index("session_id"), FIELDS.index("seq"), FIELDS.index("kind")
 _CALL, _TOOL, _ERROR = FIELDS.index("call_id"), FIELDS.index("tool"), FIELDS.index("is_error")
 _PARENT, _LINE = FIELDS.index("parent_seq"), FIELDS.index("line")
 _TOKENS = slice(FIELDS.index(TOKEN_COLUMNS[0]), FIELDS.index(TOKEN_COLUMNS[-1]) + 1)
-MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
 
 # What the parse in this process keeps: set by the pipeline around each parse (text_policy).
 _keep_text = False
