@@ -226,7 +226,9 @@ def _unpack(blob: bytes) -> bytes:
         return zlib.decompress(blob)  # a checkpoint an earlier version took
     try:
         (length,) = _LENGTH.unpack_from(blob, len(_MAGIC))
-        if length > 1024 * len(blob) + (1 << 20):  # a damaged length must not allocate gigabytes
+        # A damaged length must not allocate gigabytes (a state compresses about 3x; a refused
+        # one only means the file is read whole).
+        if length > 1024 * len(blob) + (1 << 20):
             raise ValueError(f"length {length} for a {len(blob)}-byte blob")
         return _ZSTD.decompress(memoryview(blob)[len(_MAGIC) + _LENGTH.size :], length, asbytes=True)
     except (struct.error, OSError) as exc:  # pyarrow's codec errors are OSErrors

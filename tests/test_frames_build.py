@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import polars as pl
 import pytest
 
-from sessiongraph.ingest.frames import SCHEMAS, Frames
+from sessiongraph.ingest.frames import SCHEMAS, Columns, Frames
 
 
 def _polars(rows: list[dict], schema: pl.Schema) -> pl.DataFrame:
@@ -65,8 +65,6 @@ def test_values_of_another_type_give_what_polars_gives(bad):
 def test_a_columns_table_joins_row_tables_in_order():
     """A table handed over as Columns (ingest.steps) builds, joins row-dict parts of the same
     table in order, and reads like a row table before it is built."""
-    from sessiongraph.ingest.frames import Columns
-
     schema = SCHEMAS["sessions"]
     first = Frames.from_rows(sessions=ROWS[:2])
     cols = Columns.of_rows(ROWS[2:], schema)
@@ -82,8 +80,6 @@ def test_a_columns_table_joins_row_tables_in_order():
 
 
 def test_a_columns_table_is_checked_like_rows():
-    from sessiongraph.ingest.frames import Columns
-
     with pytest.raises(ValueError, match="not in the frames contract"):
         Frames.from_rows(sessions=Columns({"session_id": ["a"], "bogus": [1]}, 1))
     with pytest.raises(ValueError, match="unequal length"):
