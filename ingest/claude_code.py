@@ -753,7 +753,9 @@ class _Parser:
         ]
         for key, u in self.usage.items():
             self.steps.tokens(self.first_step.get(key), u)
-        steps, texts = self.steps.finish(ids, self.path, copied=self.copied)
+        # A file with no copied history spares finish a test per step.
+        copied = self.copied if self.copy_upto or self.copy_runs else None
+        steps, texts = self.steps.finish(ids, self.path, copied=copied)
         return Frames.from_rows(
             sessions=sessions,
             calls=calls,
