@@ -447,7 +447,9 @@ class Frames:
         if df is None:
             rows = self._rows.pop(name, [])
             schema = SCHEMAS[name]
-            df = self._tables[name] = _build(rows, schema) if isinstance(rows, list) else _frame(rows, schema)
+            df = self._tables[name] = _build(
+                rows if isinstance(rows, Columns) else Columns.of_rows(rows, schema), schema
+            )
         return df
 
     def height(self, name: str) -> int:
@@ -472,8 +474,11 @@ class Frames:
     def replace(self, **rows: list[dict] | Columns) -> Frames:
         """New frames with these tables' rows replaced and the others kept."""
         _check_rows(rows)  # only the new rows: the kept ones were checked when they came in
-        kept = {name: self._rows[name] if name in self._rows else self.rows(name) for name in SCHEMAS}
-        return Frames._of_rows({name: _own(rows.get(name) if name in rows else kept[name]) for name in SCHEMAS})
+        return Frames._of_rows({name: _own(rows[name] if name in rows else self._kept(name)) for name in SCHEMAS})
+
+    def _kept(self, name: str) -> list[dict] | Columns:
+        """A table's unbuilt rows as they are (Columns are not made into dicts), else its dicts."""
+        return self._rows[name] if name in self._rows else self.rows(name)
 
     @classmethod
     def concat(cls, parts: list[Frames]) -> Frames:
@@ -532,12 +537,8 @@ def _check_names(tables: dict) -> None:
         raise ValueError(f"unknown frame(s) {sorted(unknown)}; expected {list(SCHEMAS)}")
 
 
-def _build(rows: list[dict], schema: pl.Schema) -> pl.DataFrame:
+def _build(table: Columns, schema: pl.Schema) -> pl.DataFrame:
     # Column lists build faster than a list of dicts, and keep the declared types exactly.
-    return _frame(Columns.of_rows(rows, schema), schema)
-
-
-def _frame(table: Columns, schema: pl.Schema) -> pl.DataFrame:
     columns: dict[str, list | pl.Series] = {}
     for col, dtype in schema.items():
         values = table.column(col)

@@ -109,7 +109,7 @@ class Store:
             # whole each time. 64 MB: a quarter as many rewrites (on 25,000 small files the
             # ingest's COMMITs took 0.7 CPU s less), for up to 64 MB of WAL kept in memory.
             self._config["checkpoint_threshold"] = "64MB"
-        if read_only:
+        else:
             self._config["enable_external_access"] = False
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened_at = 0.0
