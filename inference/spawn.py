@@ -237,9 +237,16 @@ def _call_running(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 
 def _best(cands: pl.DataFrame) -> pl.DataFrame:
     """One parent per child: the strongest route; its call and every route that agrees with it."""
+    # A session never spawns itself: a transcript that holds its parent's records (a copy put in
+    # its place) names its own agent id in the parent's call.
+    cands = cands.filter(pl.col("src") != pl.col("dst"))
     if cands.height == 0:
         return cands
-    ranked = cands.with_columns(r=rank("tier")).sort("dst", "r", pl.col("src_call_id").is_null(), "evidence")
+    # Ties (two sessions holding the same call) go the same way whatever the rows' order, so an
+    # incremental ingest infers what a cold one does.
+    ranked = cands.with_columns(r=rank("tier")).sort(
+        "dst", "r", pl.col("src_call_id").is_null(), "evidence", "src", "src_call_id", nulls_last=True
+    )
     top = ranked.group_by("dst", maintain_order=True).first().select("dst", "src", "src_call_id", "tier")
     # Evidence of every route naming the same parent (and the same call, or none) is kept.
     # (Joined keeping the ranked order, so the evidence reads the same on every run.)

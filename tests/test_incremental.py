@@ -163,3 +163,26 @@ def test_prune_drops_deleted_files_only_when_asked(tmp_path):
     with Store(db, read_only=True) as s:
         for t in FILE_TABLES:
             assert s.counts(f"SELECT 'n', count(*) FROM {t} WHERE source_path = '{victim}'")["n"] == 0, t
+
+
+def test_a_transcript_holding_its_parents_records_is_not_its_own_parent(tmp_path):
+    # Found by the property above: a subagent's file rewritten with its parent's transcript names,
+    # through the parent's Task call, its own agent id. Two sessions then hold that call; the
+    # child's parent must be the real one, in an incremental ingest as in a cold one.
+    logs, inc, cold = tmp_path / "logs", tmp_path / "inc.duckdb", tmp_path / "cold.duckdb"
+    shutil.copytree(SAMPLES, logs)
+    ingest([str(logs)], db=str(inc), workers=1)
+    folder = logs / "claude-code" / "projects" / "-home-dev-projects-ink-well-v2"
+    child = folder / "agent-0fce5e76.jsonl"
+    child.write_bytes((folder / "b7ff63c1-1ce1-4867-8acb-8574d4cd7c25.jsonl").read_bytes())
+    ingest([str(logs)], db=str(inc), workers=1)
+    ingest([str(logs)], db=str(cold), workers=1)
+    got, want = dump(inc), dump(cold)
+    assert got["edges"] == want["edges"]
+    with Store(cold, read_only=True) as s:
+        assert s.query("SELECT count(*) FROM all_edges WHERE src = dst").item() == 0
+        parent = s.query(
+            "SELECT src FROM edges WHERE kind = 'spawn' AND dst = $1",
+            ["claude-code:b7ff63c1-1ce1-4867-8acb-8574d4cd7c25/0fce5e76"],
+        ).item()
+    assert parent == "claude-code:b7ff63c1-1ce1-4867-8acb-8574d4cd7c25"
