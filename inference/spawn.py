@@ -9,6 +9,7 @@ Routes, strongest first (harness-log-formats.md 1.6, 2.7):
 - heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
 Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
+A session is never its own parent, and one parent is chosen the same way whatever the rows' order.
 """
 
 from __future__ import annotations
