@@ -394,7 +394,8 @@ class Store:
             if paths.height:
                 self._delete_files(paths)
             # Appends on one thread: a batch is smaller than a row group, and more threads only
-            # split it (the steps' insert took 60% more CPU on two), beside busy parse workers.
+            # split it (the steps' insert took about half as much CPU again on two), beside busy
+            # parse workers.
             con.execute("SET threads = 1")
             for name, table in arrow.items():
                 if table.num_rows:
