@@ -53,6 +53,7 @@ from sessiongraph.ingest.jsonl import (
     raw_value,
     string_literal,
     text_hash,
+    answer_hash,
 )
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.resume import Checkpoint
@@ -195,6 +196,8 @@ class _Session:
     # may be stored in a checkpoint, and no prompt text may be.
     first_prompt_hash: str | None = None
     warmup: bool = False
+    # Hash of the last assistant text, cleared by a tool call after it: what `claude -p` prints.
+    final_answer_hash: str | None = None
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
 
@@ -511,6 +514,7 @@ class _Parser:
         content = msg.get("content")
         if isinstance(content, str):
             self._step(n, rec, ts, sess, "assistant", "text", content, model=model, msg_id=msg_id)
+            sess.final_answer_hash = answer_hash(content) or sess.final_answer_hash
         for block in self._content(n, msg):
             if not isinstance(block, dict):
                 continue
@@ -519,9 +523,11 @@ class _Parser:
                 call = self._tool_use(n, rec, ts, sess, block)
                 text = call.pop("_text")
                 self._step(n, rec, ts, sess, "assistant", "tool_call", text, model=model, msg_id=msg_id, call=call)
+                sess.final_answer_hash = None
             elif btype == "text":
                 text = _val(block.get("text"))
                 self._step(n, rec, ts, sess, "assistant", "text", _str(text), model=model, msg_id=msg_id)
+                sess.final_answer_hash = answer_hash(text) or sess.final_answer_hash
             elif btype in ("thinking", "redacted_thinking"):
                 text = _val(block.get("thinking"))
                 self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), model=model, msg_id=msg_id)
@@ -723,6 +729,10 @@ class _Parser:
                     if isinstance(s, str) and s not in texts:
                         texts.append(s)
             call["output_ids"] = _output_ids(texts)
+            # What the command printed: stdout when the sidecar has it (the result text may add
+            # stderr), else the result text.
+            stdout = sidecar.get("stdout") if isinstance(sidecar, dict) else None
+            call["output_hash"] = answer_hash(stdout) or answer_hash(texts[0])
         elif call["tool"] == "Read" and not call.get("paths"):
             sidecar = _val(sidecar, _SIDECAR)
             file = _val(sidecar.get("file"), _FILE) if isinstance(sidecar, dict) else None
@@ -826,6 +836,7 @@ class _Parser:
             "forked_from_id": s.ancestor,
             "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": s.first_prompt_hash,
+            "final_answer_hash": s.final_answer_hash,
             "n_records": s.n_records,
             "n_copied": None if s.key else copies.total(self.copy_runs),
         }

@@ -131,6 +131,9 @@ SESSIONS = pl.Schema(
         # sha256 of the first user prompt: lets the passes match a child to the call that
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,
+        # sha256 of the session's final answer (its last assistant text, ``jsonl.answer_hash``):
+        # the launch pass ties a print-mode run to the shell call whose output hashes the same.
+        "final_answer_hash": pl.String,
         "n_records": pl.Int64,  # the session's own records (copies not included)
         # Records copied from another session (a forked thread's replay of its parent, a Claude
         # hand-off's copy of the old transcript): recognised and kept out of every other frame.
@@ -165,6 +168,7 @@ CALLS = pl.Schema(
         "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)
         "progress_agent_id": pl.String,  # child id tied by agent_progress records
         "output_ids": STRS,  # session ids printed into captured output (launch evidence)
+        "output_hash": pl.String,  # a shell call's captured output, ``jsonl.answer_hash`` (launch evidence)
         "exit_code": pl.Int32,
         "is_error": pl.Boolean,
         "source_path": pl.String,

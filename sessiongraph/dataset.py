@@ -27,7 +27,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")
@@ -121,6 +121,7 @@ ATTEMPTS = pl.Schema(
         "caused_by_id": pl.String,
         "depends_on": STRS,
         "first_prompt_hash": pl.String,
+        "final_answer_hash": pl.String,
         "n_records": pl.Int64,
         "n_copied": pl.Int64,
         "state": pl.String,
