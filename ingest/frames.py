@@ -105,7 +105,8 @@ SESSIONS = pl.Schema(
         "harness_version": pl.String,
         "source_path": pl.String,
         "source_bytes": pl.Int64,
-        "cwd": pl.String,
+        "cwd": pl.String,  # canonical (ingest.paths): what the passes compare
+        "cwd_as_written": pl.String,  # the cwd as the log spelled it (C:\\Users\\me, /c/Users/me ...)
         "git_branch": pl.String,
         "git_commit": pl.String,
         "git_repo": pl.String,
@@ -158,7 +159,7 @@ CALLS = pl.Schema(
         "kind": pl.String,  # one of CALL_KINDS
         "started_at": TS,
         "ended_at": TS,  # from its result, null while unanswered
-        "cwd": pl.String,  # effective working directory of the call
+        "cwd": pl.String,  # effective working directory of the call, canonical (ingest.paths)
         "command": pl.String,  # shell command text (shell calls only); log text, see ingest.privacy
         "paths": STRS,  # target paths named by the call, normalised
         "subagent_type": pl.String,
@@ -203,7 +204,9 @@ LAUNCHES = pl.Schema(
         "resume": pl.Boolean,  # continues an existing session
         "background": pl.Boolean,  # `&`, nohup, setsid, disown, or the call ran in the background
         "looped": pl.Boolean,  # in a loop, xargs, parallel, find -exec: may start several sessions
-        "cwd": pl.String,  # effective working dir (call cwd, then `cd`, then codex -C)
+        # effective working dir, canonical: the launch's own (`cd`, codex -C), else the call's,
+        # else the session's
+        "cwd": pl.String,
         "output_file": pl.String,  # codex exec -o FILE, normalised
         "script": pl.String,  # the workspace script the command ran that runs the CLI; null if direct
         "review": pl.Boolean,  # the command says "review" (the roles step names the child a reviewer)

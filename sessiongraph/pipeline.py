@@ -18,7 +18,8 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing, size_mtime
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, listing, size_mtime
+from sessiongraph.ingest.discover import roots as real_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
@@ -239,8 +240,8 @@ def ingest(
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
     table = check_launchers(launchers or {})
-    roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(listing(paths))  # raises for a named path that does not exist
+    roots = [str(p) for p in real_roots(paths)]  # the spelling of every stored path (discover.real)
     with Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
         items = [item for item, _s, _m in listed]
@@ -263,7 +264,7 @@ def ingest(
         # An unchanged file is not opened, not even to classify it: the store knows it.
         summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
         skipped = +skipped  # drop zero counts
-        gone = store.gone(names, paths or [str(r) for r in default_roots()], listed) if prune else []
+        gone = store.gone(names, roots, listed) if prune else []
         # A Claude subagent's sidecar (agent-<id>.meta.json) is read with its transcript: when it
         # changes, so may the transcript's rows.
         queued = {j.item for j in todo if isinstance(j.item, str)}

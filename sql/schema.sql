@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     harness_version    VARCHAR,
     source_path        VARCHAR NOT NULL,
     source_bytes       BIGINT,
-    cwd                VARCHAR,
+    cwd                VARCHAR,  -- canonical (ingest/paths.py)
+    cwd_as_written     VARCHAR,  -- as the log spelled it
     git_branch         VARCHAR,
     git_commit         VARCHAR,
     git_repo           VARCHAR,
