@@ -275,6 +275,10 @@ class _Doc:
                 }
             },
         }
+        if not m["on_disk"]:  # a missing parent's placeholder (inference/runs.py): a node with no attempts
+            node["title"] = f"{m['harness']} {role} (transcript not on disk)"
+            node["ext"][f"{EXT}.session"]["on_disk"] = False
+            del node["state"]  # nothing says how it stands
         if m["waiting_on"]:  # OCP's node has no field for it: a label any reader can see
             node["labels"] = {"waiting_on": m["waiting_on"]}
         if m["session_id"] in self.native_state:
@@ -396,10 +400,13 @@ class _Doc:
                 "kind": e["kind"],
                 "tier": e["tier"],
                 "evidence": _short(e["evidence"]),
-                "from_attempt": self.acting(e["src"], e["ts"]),
+                # a placeholder (a parent not on disk) has no attempt to name
+                "from_attempt": self.acting(e["src"], e["ts"]) if e["src"] in self.attempts_of else None,
                 "to_attempt": self.started(e["dst"], e["ts"]),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
+            if record["from_attempt"] is None:
+                del record["from_attempt"]
             text = {k: mask(e[k]) for k in ("command", "description") if e.get(k)}
             if self.privacy == "full" and text:  # log text lives under ext only, and only under full
                 record["ext"][f"{EXT}.text"] = text
