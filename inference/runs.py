@@ -5,8 +5,9 @@ Subagents (and compaction runs, warm-ups ...) whose parent transcript is absent 
 or records name the same parent id (``parent_native_id``) form one run headed by a **placeholder**
 for that parent: a ``run_sessions`` row (depth 0, role ``lead``) with no ``sessions`` row, its id the
 one the parent would have, so its run id is the one the parent's transcript gives when it turns
-up. Its subagents hang off it by ``reported`` spawn edges (only the children say so); helpers by
-their ``via``. Not one run per orphan.
+up. Its members hang off it by ``parent_session_id`` and ``via`` (``spawn`` for subagents), with
+no edge: no call of the parent is known (the OCP writer draws a ``reported`` spawn edge, only the
+children say so). Not one run per orphan.
 
 Run ids are stable (a hash of the root's session id), so the same logs always give the same
 ids. Edges whose two ends fall in one run get its ``run_id``; artifact and continuation edges
@@ -27,7 +28,6 @@ from sessiongraph.inference.edges import (
     PassResult,
     conform,
     diag_rows,
-    edge_ids,
     stable_id,
 )
 from sessiongraph.inference.nodes import nodes
@@ -59,20 +59,8 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
     members = members.with_columns(run_id=stable_id("run_", pl.col("root")))
 
     run_of = members.select("session_id", "run_id")
-    placeholder_spawns = orphans.filter(pl.col("via") == "spawn").select(
-        kind=pl.lit("spawn"),
-        src="parent_session_id",
-        dst="session_id",
-        tier=pl.lit("reported"),
-        evidence=pl.lit("parent transcript not on disk; the child's folder/records name it"),
-        ts="started_at",
-        lag_s=pl.lit(0.0),
-        **{"pass": pl.lit(NAME)},
-    )
-    placeholder_spawns = edge_ids(conform(placeholder_spawns, EDGES))
     edges = (
-        pl.concat([done.edges, placeholder_spawns])
-        .drop("run_id")
+        done.edges.drop("run_id")
         .join(run_of.rename({"session_id": "src", "run_id": "src_run"}), on="src", how="left")
         .join(run_of.rename({"session_id": "dst", "run_id": "dst_run"}), on="dst", how="left")
         .with_columns(run_id=pl.when(pl.col("src_run") == pl.col("dst_run")).then(pl.col("src_run")))

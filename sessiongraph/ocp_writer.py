@@ -199,6 +199,7 @@ class _Doc:
         members = {m["session_id"]: m for m in b.members.iter_rows(named=True)}
         attempts = self._attempts(members)
         edges, other_edges = self._edges()
+        edges += self._placeholder_edges(members)
         artifacts, art_edges = self._artifacts()
         edges += art_edges
         nodes = [self._node(m) for m in members.values()]
@@ -400,18 +401,35 @@ class _Doc:
                 "kind": e["kind"],
                 "tier": e["tier"],
                 "evidence": _short(e["evidence"]),
-                # a placeholder (a parent not on disk) has no attempt to name
-                "from_attempt": self.acting(e["src"], e["ts"]) if e["src"] in self.attempts_of else None,
+                "from_attempt": self.acting(e["src"], e["ts"]),
                 "to_attempt": self.started(e["dst"], e["ts"]),
                 "ext": {f"{EXT}.edge": {"id": e["edge_id"], "lag_s": e["lag_s"], "call_id": e["src_call_id"]}},
             }
-            if record["from_attempt"] is None:
-                del record["from_attempt"]
             text = {k: mask(e[k]) for k in ("command", "description") if e.get(k)}
             if self.privacy == "full" and text:  # log text lives under ext only, and only under full
                 record["ext"][f"{EXT}.text"] = text
             (edges if e["kind"] in ("spawn", "launch") else other).append(record)
         return edges, other
+
+    def _placeholder_edges(self, members: dict[str, dict]) -> list[dict]:
+        """Spawn edges from a missing parent's placeholder (no attempts) to the subagents that
+        name it: ``reported``, only the children say so (inference/runs.py)."""
+        out = []
+        for sid, m in members.items():
+            parent = members.get(m["parent_session_id"] or "")
+            if parent is None or parent["on_disk"] or m["via"] != "spawn":
+                continue
+            out.append(
+                {
+                    "from": self.node_of[parent["session_id"]],
+                    "to": self.node_of[sid],
+                    "kind": "spawn",
+                    "tier": "reported",
+                    "evidence": "parent transcript not on disk; the child's folder or records name it",
+                    "to_attempt": self.started(sid, m["started_at"]),
+                }
+            )
+        return out
 
     def _artifacts(self) -> tuple[list[dict], list[dict]]:
         arts, edges, ids = [], [], {}

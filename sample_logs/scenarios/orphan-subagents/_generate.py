@@ -88,7 +88,7 @@ def main() -> None:
             {"session_id": sid["S"], "parent": placeholder, "via": "spawn", "depth": 1, "role": "subagent"},
             {"session_id": sid["C"], "parent": placeholder, "via": "compaction", "depth": 1, "role": "worker"},
         ],
-        "run": {"n_sessions": 3, "n_spawns": 2, "root_harness": "claude-code"},
+        "run": {"n_sessions": 3, "n_spawns": 2, "root_harness": "claude-code"},  # n_spawns: in OCP
         "spawn_tier": "reported",
     }
     (HERE / "expected.json").write_text(json.dumps(exp, indent=1) + "\n")
