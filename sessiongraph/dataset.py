@@ -101,6 +101,7 @@ ATTEMPTS = pl.Schema(
         "layout": pl.String,
         "harness_version": pl.String,
         "cwd": pl.String,
+        "cwd_as_written": pl.String,
         "git_branch": pl.String,
         "git_commit": pl.String,
         "git_repo": pl.String,
@@ -395,6 +396,13 @@ SELECT o.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.ro
        o.n_files, f.n_attempts, f.state, f.waiting_on, o.total_tokens, o.harness AS _harness,
        {tokens}
 FROM session_overview o LEFT JOIN run_sessions m USING (session_id) LEFT JOIN f USING (session_id)
+UNION ALL BY NAME
+-- a run member with no session: the placeholder of a parent transcript not on disk (inference/runs.py)
+SELECT m.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
+       substr(m.session_id, strpos(m.session_id, ':') + 1) AS native_id, 0::BIGINT AS n_files,
+       0::BIGINT AS n_attempts, 0::BIGINT AS total_tokens, split_part(m.session_id, ':', 1) AS _harness,
+       {zeros}
+FROM run_sessions m WHERE m.session_id NOT IN (SELECT session_id FROM sessions)
 """
 
 _ATTEMPTS = """
@@ -472,7 +480,14 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
     attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
     sessions = _sessions(
-        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
+        store.query(
+            _SESSIONS.format(
+                tokens=", ".join(f"o.{t}" for t in TOKENS),
+                zeros=", ".join(f"0::BIGINT AS {t}" for t in TOKENS),
+                node_state=NODE_STATE,
+            )
+        ),
+        attempts,
     )
     return sessions, attempts, usage
 
@@ -561,7 +576,12 @@ def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
 def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     per = attempts.group_by("session_id").agg(pl.col("requests").sum(), usd=_usd_sum())
     wall = (pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6
-    return sessions.join(per, on="session_id", how="left").with_columns(wall_s=wall)
+    none = pl.col("n_attempts") == 0  # a placeholder: no request, nothing spent
+    return sessions.join(per, on="session_id", how="left").with_columns(
+        wall_s=wall,
+        requests=pl.when(none).then(0).otherwise(pl.col("requests")),
+        usd=pl.when(none).then(0.0).otherwise(pl.col("usd")),
+    )
 
 
 def _run_features(
