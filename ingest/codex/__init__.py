@@ -1,0 +1,3 @@
+"""Codex CLI rollouts: the adapter (moved into a package; split into modules next)."""
+
+from sessiongraph.ingest.codex.records import *  # noqa: F403
