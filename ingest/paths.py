@@ -141,8 +141,7 @@ def canonical_frames(frames: Frames) -> Frames:
     sessions = frames.rows("sessions")
     if sessions:
         changes["sessions"] = [
-            {**s, "cwd": one(s.get("cwd")), "cwd_as_written": s.get("cwd_as_written") or s.get("cwd")}
-            for s in sessions
+            {**s, "cwd": one(s.get("cwd")), "cwd_as_written": s.get("cwd_as_written") or s.get("cwd")} for s in sessions
         ]
     calls = frames.rows("calls")
     if any(c.get("cwd") or c.get("paths") for c in calls):
@@ -155,9 +154,7 @@ def canonical_frames(frames: Frames) -> Frames:
         changes["file_events"] = [{**e, "path": one(e.get("path"))} for e in events]
     launches = frames.rows("launches")
     if launches:
-        changes["launches"] = [
-            {**r, **{k: one(r.get(k)) for k in ("cwd", "output_file", "script")}} for r in launches
-        ]
+        changes["launches"] = [{**r, **{k: one(r.get(k)) for k in ("cwd", "output_file", "script")}} for r in launches]
     return frames.replace(**changes) if changes else frames
 
 
