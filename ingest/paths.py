@@ -11,8 +11,10 @@ adapter's rows get it and no adapter has to remember). The form:
   drive letter's case is folded: tools write the rest as the user typed it);
 - the other spellings of a drive are that drive: the long-path prefix ``\\\\?\\C:\\x``, WSL's
   ``/mnt/c/x``, Cygwin's ``/cygdrive/c/x``, and Git Bash / MSYS ``/c/x``. ``/c/x`` is also a
-  genuine POSIX path, so it is rewritten only in a Windows context: the path, the cwd it is read
-  against, or some cwd of the same file is a Windows path (:func:`windows_file`);
+  genuine POSIX path, so it is rewritten only in a Windows context: the cwd it is read against,
+  or some session or call cwd of the same file, names a drive (:func:`is_windows`,
+  :func:`windows_file`); a file whose only cwds are ``/c/x`` keeps ``/c/x``. ``/mnt/c/x`` is
+  rewritten everywhere (WSL's mount of drive C; a POSIX ``/mnt/c`` is rare);
 - a UNC share is ``//server/share/x`` (``\\\\server\\share\\x``, ``\\\\?\\UNC\\server\\share\\x``);
 - a rooted path with no drive in a Windows context (``/tmp``, ``/dev/null`` from Git Bash) stays
   rooted: which drive or MSYS folder it meant is not in the log;
@@ -44,9 +46,10 @@ _MSYS = re.compile(r"^/([A-Za-z])(?=/|$)")
 
 
 def is_windows(path: object) -> bool:
-    """Whether ``path`` is written the Windows way: a drive (``C:\\``, ``c:/``), a UNC share or a
-    long-path prefix."""
-    return isinstance(path, str) and _WINDOWS.match(path) is not None
+    """Whether ``path`` names a Windows folder: a drive in any spelling but Git Bash's (``C:\\``,
+    ``c:/``, ``/mnt/c``, ``/cygdrive/c``), a UNC share or a long-path prefix. A cwd like that makes
+    its file a Windows context, where ``/c/x`` is drive C."""
+    return isinstance(path, str) and any(rx.match(path) for rx in (_WINDOWS, _WSL, _CYGWIN))
 
 
 def canonical(path: object, cwd: object = None, *, windows: bool = False) -> str | None:
@@ -62,7 +65,7 @@ def canonical(path: object, cwd: object = None, *, windows: bool = False) -> str
 @lru_cache(maxsize=65536)  # cwds repeat on every row of a file
 def _canonical(path: str, cwd: str | None, windows: bool) -> str | None:
     win = windows or is_windows(path) or is_windows(cwd)
-    p = _drive_spelling(path, win)
+    p = _drive_spelling(path.replace("\\", "/") if win else path, win)
     if p.startswith("~"):  # a home (`~`, `~/x`, `~bob/x`): kept, never expanded
         head, _sep, rest = (p.replace("\\", "/") if win else p).partition("/")
         return _clean(head, rest, win)
@@ -138,8 +141,7 @@ def canonical_frames(frames: Frames) -> Frames:
     sessions = frames.rows("sessions")
     if sessions:
         changes["sessions"] = [
-            {**s, "cwd": one(s.get("cwd")), "cwd_as_written": s.get("cwd_as_written") or s.get("cwd")}
-            for s in sessions
+            {**s, "cwd": one(s.get("cwd")), "cwd_as_written": s.get("cwd_as_written") or s.get("cwd")} for s in sessions
         ]
     calls = frames.rows("calls")
     if any(c.get("cwd") or c.get("paths") for c in calls):
@@ -152,9 +154,7 @@ def canonical_frames(frames: Frames) -> Frames:
         changes["file_events"] = [{**e, "path": one(e.get("path"))} for e in events]
     launches = frames.rows("launches")
     if launches:
-        changes["launches"] = [
-            {**r, **{k: one(r.get(k)) for k in ("cwd", "output_file", "script")}} for r in launches
-        ]
+        changes["launches"] = [{**r, **{k: one(r.get(k)) for k in ("cwd", "output_file", "script")}} for r in launches]
     return frames.replace(**changes) if changes else frames
 
 
