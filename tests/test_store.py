@@ -80,10 +80,11 @@ def test_summary_is_json_serialisable(tmp_path):
     # the Gemini sample launches one more Claude session; scenarios/copied-history adds 3 Claude
     # Code, 7 Codex and 3 Gemini CLI sessions; scenarios/lineage-wild 5 Claude Code (two of them
     # inline subagents) and 13 Codex; scenarios/claude-print-windows 5 Claude Code (a lead, three
-    # `claude -p` runs, a look-alike); scenarios/orphan-subagents 3 Claude Code (a missing parent's).
+    # `claude -p` runs, a look-alike); scenarios/orphan-subagents 3 Claude Code (a missing parent's);
+    # scenarios/paths 2 Claude Code and 7 Codex.
     assert data["sessions_by_harness"] == {
-        "claude-code": 45,
-        "codex": 36,
+        "claude-code": 47,
+        "codex": 43,
         "gemini-cli": 5,
         "ocp": 2,
         "omp": 9,
