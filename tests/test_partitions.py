@@ -3,8 +3,8 @@ once per partition group, as the store plans them (keys from ``partitions.key_sq
 connected components, whole partitions packed into groups), give the same edges, runs, artifacts
 and counters, on random mixes of the sample scenarios: a launch through a workspace script whose
 files share nothing else (paths/relay), the Windows family in several spellings at once,
-lineage-wild (scripts, loops, backgrounded launches), launch-lamp, the Claude Code and Codex
-samples. ``SESSIONGRAPH_PARTITION_EXAMPLES`` runs more examples (50 by default)."""
+lineage-wild (scripts, loops, backgrounded launches), launch-lamp, claude-print-windows (launches
+tied by output hash), orphan-subagents, the Claude Code and Codex samples. ``SESSIONGRAPH_PARTITION_EXAMPLES`` runs more examples (50 by default)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ def parsed(tmp_path_factory) -> list[tuple[str, Frames]]:
         "relay": copy_relay(root / "relay"),
         "wild": copy_wild(root / "wild") / "logs",
         "lamp": SAMPLES / "scenarios/launch-lamp",
+        "print": SAMPLES / "scenarios/claude-print-windows",  # tied by output hash (key o:)
+        "orphans": SAMPLES / "scenarios/orphan-subagents",  # a missing parent's placeholder
         "claude": SAMPLES / "claude-code",
         "codex": SAMPLES / "codex",
     }
