@@ -31,7 +31,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sessiongraph.html import run_page  # noqa: E402
+from sessiongraph.views.html import run_page  # noqa: E402
 from sessiongraph.store import Store  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"

@@ -135,7 +135,7 @@ def ingest(
     only over the partitions the changed files reach.
     """
     from sessiongraph import config
-    from sessiongraph.output import dumps
+    from sessiongraph.views.output import dumps
     from sessiongraph.pipeline import ingest as run_ingest
 
     options = dict(
@@ -162,7 +162,7 @@ def ingest(
         summary = run_ingest(paths, **options)
     written = None
     if out_parquet:
-        from sessiongraph.parquet import export_parquet
+        from sessiongraph.dataset.parquet import export_parquet
 
         written = export_parquet(out_parquet, db=summary.db)
     if as_json:
@@ -225,14 +225,14 @@ def query(sql, sql_file, db, fmt, parquet):
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views import queries
+    from sessiongraph.views.output import render
 
     text = sql if sql is not None else sql_file.read()
     if parquet:
         if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
             raise click.UsageError("give --db or --parquet, not both")
-        from sessiongraph.parquet import query as query_parquet
+        from sessiongraph.dataset.parquet import query as query_parquet
 
         click.echo(render(query_parquet(text, parquet=parquet), fmt))
         return
@@ -245,8 +245,8 @@ def query(sql, sql_file, db, fmt, parquet):
 @_errors
 def sessions(db, as_json):
     """One line per session: harness, start, model, kind and tokens."""
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views import queries
+    from sessiongraph.views.output import render
 
     df = queries.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
@@ -258,8 +258,8 @@ def sessions(db, as_json):
 @_errors
 def runs(db, as_json):
     """One line per run: its root session, size and how its sessions were started."""
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views import queries
+    from sessiongraph.views.output import render
 
     click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
 
@@ -275,11 +275,11 @@ def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
-    from sessiongraph import queries
+    from sessiongraph.views import queries
 
     text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
     if out:
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
     else:
@@ -296,11 +296,11 @@ def show(run, db, fmt, out, prices):
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
     runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
-    from sessiongraph import queries
+    from sessiongraph.views import queries
 
     text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
     if out:
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
     else:
@@ -329,8 +329,8 @@ def export():
 @_errors
 def export_ocp(out, runs, since, privacy, prices, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
-    from sessiongraph.export import export_ocp as run_export
-    from sessiongraph.output import dumps
+    from sessiongraph.ocp.files import export_ocp as run_export
+    from sessiongraph.views.output import dumps
 
     summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
     if as_json:
@@ -363,8 +363,8 @@ def export_parquet(out, privacy, prices, db, as_json):
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import export_parquet as run_export
+    from sessiongraph.views.output import dumps
+    from sessiongraph.dataset.parquet import export_parquet as run_export
 
     summary = run_export(out, db=db, privacy=privacy, prices=prices)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
@@ -401,8 +401,8 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
     .jsonl loads with polars or `datasets`. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.trajectories import export
+    from sessiongraph.views.output import dumps
+    from sessiongraph.dataset.trajectories import export
 
     s = export(
         out,
@@ -449,8 +449,8 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import load as run_load
+    from sessiongraph.views.output import dumps
+    from sessiongraph.dataset.parquet import load as run_load
 
     summary = run_load(dataset, db=db)
     if as_json:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import html
+from sessiongraph.views import html
 from sessiongraph.cli import main
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES

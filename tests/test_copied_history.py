@@ -14,9 +14,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sessiongraph import report
-from sessiongraph.export import export_ocp
-from sessiongraph.parquet import export_parquet
+from sessiongraph.views import report
+from sessiongraph.ocp.files import export_ocp
+from sessiongraph.dataset.parquet import export_parquet
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store

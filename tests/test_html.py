@@ -12,7 +12,7 @@ from html import unescape
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import html
+from sessiongraph.views import html
 from sessiongraph.cli import main
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import report
+from sessiongraph.views import report
 from sessiongraph.cli import main
 from sessiongraph.pricing import Prices, normalise_model
 from sessiongraph.store import Store

@@ -16,7 +16,7 @@ from sessiongraph.cli import main
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
-from sessiongraph.trajectories import assign, export, parse_split
+from sessiongraph.dataset.trajectories import assign, export, parse_split
 from tests.conftest import SAMPLES
 
 SPLIT = "train=0.5,validation=0.25,test=0.25"
@@ -183,7 +183,7 @@ def test_bad_split_is_a_clear_error(bad):
 
 
 def test_export_parquet_full_has_the_same_trajectories(store, out, tmp_path):
-    from sessiongraph.parquet import export_parquet
+    from sessiongraph.dataset.parquet import export_parquet
 
     export_parquet(tmp_path / "ds", db=str(store), privacy="full")
     table = pl.read_parquet(tmp_path / "ds" / "trajectories" / "**" / "*.parquet", hive_partitioning=True)

@@ -40,7 +40,7 @@ def runs(*, db: str | None = None) -> pl.DataFrame:
 
 def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
     """One run as an indented tree (``tree``) or Graphviz DOT (``dot``)."""
-    from sessiongraph import show as render
+    from sessiongraph.views import show as render
 
     with Store(db, read_only=True) as store:
         graph = render.run_graph(store, run)
@@ -49,7 +49,7 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
 
 def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
-    from sessiongraph import html
+    from sessiongraph.views import html
     from sessiongraph.pricing import Prices
 
     table = Prices.load(prices)
@@ -59,7 +59,7 @@ def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> s
 
 def report(*, since=None, fmt: str = "text", db: str | None = None, prices: str | None = None) -> str:
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
-    from sessiongraph import report as history
+    from sessiongraph.views import report as history
     from sessiongraph.errors import SessiongraphError
     from sessiongraph.pricing import Prices
 

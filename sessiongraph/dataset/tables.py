@@ -21,8 +21,8 @@ import pyarrow as pa
 from sessiongraph.inference.edges import stable_id
 from sessiongraph.ingest.frames import STRS, TS, USAGE_TOKENS  # the frames contract's dtypes, token columns
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ocp_bundle import NODE_STATE
-from sessiongraph.ocp_writer import task
+from sessiongraph.ocp.bundle import NODE_STATE
+from sessiongraph.ocp.writer import task
 from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
@@ -297,7 +297,7 @@ MESSAGE = pl.Struct(
         "name": pl.String,
     }
 )
-# One row per session with text (full only): its messages and labels (sessiongraph.trajectories).
+# One row per session with text (full only): its messages and labels (sessiongraph.dataset.trajectories).
 TRAJECTORIES = pl.Schema(
     {
         "session_id": pl.String,
@@ -457,7 +457,7 @@ SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_sh
 FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
 """
 
-# As ocp_bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
+# As ocp.bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
 _RUN_WRITES = """
 SELECT DISTINCT m.run_id, f.path
 FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' AND f.tier <> 'heuristic'
@@ -479,7 +479,7 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
 def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
     (``trajectories`` only under ``full``)."""
-    from sessiongraph import trajectories
+    from sessiongraph.dataset import trajectories
 
     sessions, attempts, usage = session_tables(store, prices or Prices.load())
     edges = store.query(

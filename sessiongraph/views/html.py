@@ -23,7 +23,7 @@ from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
 from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.pricing import FREE, Prices, usd_sum
-from sessiongraph.show import RunGraph, run_graph
+from sessiongraph.views.show import RunGraph, run_graph
 from sessiongraph.store import Store
 
 TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
@@ -45,7 +45,7 @@ STREAMS = (
 
 
 def asset(name: str) -> str:
-    return resources.files("sessiongraph").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("sessiongraph.views").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def esc(value: object) -> str:

@@ -16,8 +16,8 @@ from datetime import date, datetime, timedelta
 
 import polars as pl
 
-from sessiongraph.html import asset, esc, harness_classes, page, priced_usage
-from sessiongraph.output import table
+from sessiongraph.views.html import asset, esc, harness_classes, page, priced_usage
+from sessiongraph.views.output import table
 from sessiongraph.pricing import Prices, normalise_model, usd_sum
 from sessiongraph.store import Store
 

@@ -7,10 +7,10 @@ Mapping (OCP digest sections 4-5):
   into a second rollout is a second attempt). Node state, attempt status and outcome come from
   the log when it records them (a Prickle task: ``sessions.state``/``status``/``outcome_tier``,
   evidence under the outcome's ``ext``, verdicts as run signals, state history as ``note``
-  events; see ``sessiongraph.ocp_outcome``). Otherwise ``settled_unverified``: a log ends, but
+  events; see ``sessiongraph.ocp.outcome``). Otherwise ``settled_unverified``: a log ends, but
   no log says whether the work was accepted. An attempt after a rejected one was ``sent_back``.
   A write, read or call is the work of the attempt that ran up to its time, the earlier one on a
-  tie; a spawn or launch starts the callee's attempt not over by then (``sessiongraph.ocp_time``).
+  tie; a spawn or launch starts the callee's attempt not over by then (``sessiongraph.ocp.time``).
 - edges: spawn, launch and artifact edges inside the run, each with its tier and evidence; the
   continuation edges (no OCP kind) go under ``ext``. Artifacts: one per written version.
 Nothing textual from the logs is written under ``metadata_only``: titles and evidence are our
@@ -27,12 +27,13 @@ from typing import Any
 
 import polars as pl
 
-from sessiongraph import __version__, ocp_outcome
+from sessiongraph import __version__
+from sessiongraph.ocp import outcome as ocp_outcome
 from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ocp_bundle import RunBundle
-from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
+from sessiongraph.ocp.bundle import RunBundle
+from sessiongraph.ocp.time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import FREE
 
 EXT = "dev.sessiongraph"

@@ -14,8 +14,8 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.privacy import without_ext
-from sessiongraph.ocp_bundle import bundles, chosen_runs
-from sessiongraph.ocp_writer import _hash, document
+from sessiongraph.ocp.bundle import bundles, chosen_runs
+from sessiongraph.ocp.writer import _hash, document
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 

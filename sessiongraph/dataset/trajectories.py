@@ -34,8 +34,9 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__, dataset
-from sessiongraph.dataset import MESSAGE, SCHEMA_VERSION, TRAJECTORIES, arrow_type
+from sessiongraph import __version__
+from sessiongraph.dataset import tables as dataset
+from sessiongraph.dataset.tables import MESSAGE, SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store

@@ -134,7 +134,7 @@ ORDER BY ALL
 def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.DataFrame:
     """The runs to export: the named ones (any id `sessiongraph show` accepts), else all,
     keeping those active on or after ``since``."""
-    from sessiongraph.show import resolve_run
+    from sessiongraph.views.show import resolve_run
 
     table = store.query("SELECT * FROM runs ORDER BY started_at NULLS LAST, run_id")
     if runs:

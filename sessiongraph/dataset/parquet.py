@@ -26,8 +26,9 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__, dataset
-from sessiongraph.dataset import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
+from sessiongraph import __version__
+from sessiongraph.dataset import tables as dataset
+from sessiongraph.dataset.tables import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
