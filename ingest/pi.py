@@ -53,6 +53,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.pi_family import head_records, is_header, is_omp
 from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "pi"
@@ -97,7 +98,6 @@ SEARCH_TOOLS = frozenset({"grep", "find", "ls"})
 SESSION_FILE = re.compile(r"(?:^|_)(?P<id>[^_/\\]+)\.jsonl$")  # <ts>_<id>.jsonl
 EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\s*$")
 MAX_OUTPUT_IDS = 20
-HEAD_RECORDS = 12  # records detect() looks at
 # Message roles -> (step role, kind) for messages that are neither the model's nor a tool's.
 CONTEXT_ROLES: dict[str, tuple[str, str]] = {
     "custom": ("system", "context"),
@@ -124,31 +124,9 @@ def detect(path: str, head: bytes) -> bool:
         records = head_records(head)
         if not records or not is_header(records[0]):
             return False
-        from sessiongraph.ingest import omp  # omp builds on this module: imported here, not at the top
-
-        return not omp.detect(path, head)
+        return not is_omp(path, head)
     except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
-
-
-def head_records(head: bytes) -> list[dict]:
-    """The complete JSON-object lines at the start of ``head`` (the last one may be cut)."""
-    out = []
-    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:HEAD_RECORDS]:
-        if not raw.strip():
-            continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            break
-        if not isinstance(rec, dict):
-            break
-        out.append(rec)
-    return out
-
-
-def is_header(rec: dict) -> bool:
-    return rec.get("type") == "session" and isinstance(rec.get("id"), str) and "timestamp" in rec
 
 
 def session_id_of(ref: str | None) -> str | None:

@@ -135,8 +135,8 @@ def ingest(
     only over the partitions the changed files reach.
     """
     from sessiongraph import config
-    from sessiongraph.views.output import dumps
     from sessiongraph.pipeline import ingest as run_ingest
+    from sessiongraph.views.output import dumps
 
     options = dict(
         db=db,
@@ -363,8 +363,8 @@ def export_parquet(out, privacy, prices, db, as_json):
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
-    from sessiongraph.views.output import dumps
     from sessiongraph.dataset.parquet import export_parquet as run_export
+    from sessiongraph.views.output import dumps
 
     summary = run_export(out, db=db, privacy=privacy, prices=prices)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
@@ -401,8 +401,8 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
     .jsonl loads with polars or `datasets`. Columns: DATASET.md.
     """
-    from sessiongraph.views.output import dumps
     from sessiongraph.dataset.trajectories import export
+    from sessiongraph.views.output import dumps
 
     s = export(
         out,
@@ -449,8 +449,8 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
-    from sessiongraph.views.output import dumps
     from sessiongraph.dataset.parquet import load as run_load
+    from sessiongraph.views.output import dumps
 
     summary = run_load(dataset, db=db)
     if as_json:

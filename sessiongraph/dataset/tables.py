@@ -18,11 +18,12 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from sessiongraph.dataset import messages
+from sessiongraph.dataset.messages import MESSAGE
 from sessiongraph.inference.edges import stable_id
+from sessiongraph.inference.task import task
 from sessiongraph.ingest.frames import STRS, TS, USAGE_TOKENS  # the frames contract's dtypes, token columns
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ocp.bundle import NODE_STATE
-from sessiongraph.ocp.writer import task
 from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
@@ -283,20 +284,6 @@ STEPS = pl.Schema(
     }
 )
 
-# A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
-TOOL_CALL = pl.Struct(
-    {"id": pl.String, "type": pl.String, "function": pl.Struct({"name": pl.String, "arguments": pl.String})}
-)
-MESSAGE = pl.Struct(
-    {
-        "role": pl.String,
-        "content": pl.String,
-        "reasoning_content": pl.String,
-        "tool_calls": pl.List(TOOL_CALL),
-        "tool_call_id": pl.String,
-        "name": pl.String,
-    }
-)
 # One row per session with text (full only): its messages and labels (sessiongraph.dataset.trajectories).
 TRAJECTORIES = pl.Schema(
     {
@@ -471,7 +458,7 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
     attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
     sessions = _sessions(
-        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
+        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=Store.NODE_STATE)), attempts
     )
     return sessions, attempts, usage
 
@@ -479,8 +466,6 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
 def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
     (``trajectories`` only under ``full``)."""
-    from sessiongraph.dataset import trajectories
-
     sessions, attempts, usage = session_tables(store, prices or Prices.load())
     edges = store.query(
         _EDGES.format(
@@ -512,7 +497,7 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None
         "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
     }
     if privacy == "full":
-        traj = trajectories.build(store, sessions, attempts)
+        traj = messages.build(store, sessions, attempts)
         tables["trajectories"] = _part(traj, "started_at", "session_id")
     return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
 

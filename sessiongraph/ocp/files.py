@@ -13,9 +13,10 @@ import orjson
 import polars as pl
 
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.inference.edges import short_hash
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp.bundle import bundles, chosen_runs
-from sessiongraph.ocp.writer import _hash, document
+from sessiongraph.ocp.writer import document
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
@@ -39,7 +40,7 @@ def safe_name(run_id: str) -> str:
     """A file name for any run id: no separators, no dot-dot, no NUL, bounded length."""
     name = _UNSAFE.sub("_", run_id).strip("._") or "run"
     if name != run_id or len(name) > 120:
-        name = f"{name[:100]}-{_hash(run_id)}"
+        name = f"{name[:100]}-{short_hash(run_id)}"
     return name + ".ocp.json"
 
 

@@ -23,8 +23,8 @@ from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
 from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.pricing import FREE, Prices, usd_sum
-from sessiongraph.views.show import RunGraph, run_graph
 from sessiongraph.store import Store
+from sessiongraph.views.show import RunGraph, run_graph
 
 TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
 # Fixed colour slots (hc-N in the CSS) so a harness looks the same on every page; others take the rest.

@@ -49,8 +49,8 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
 
 def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
-    from sessiongraph.views import html
     from sessiongraph.pricing import Prices
+    from sessiongraph.views import html
 
     table = Prices.load(prices)
     with Store(db, read_only=True) as store:
@@ -59,9 +59,9 @@ def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> s
 
 def report(*, since=None, fmt: str = "text", db: str | None = None, prices: str | None = None) -> str:
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
-    from sessiongraph.views import report as history
     from sessiongraph.errors import SessiongraphError
     from sessiongraph.pricing import Prices
+    from sessiongraph.views import report as history
 
     if fmt not in ("text", "html"):
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")
