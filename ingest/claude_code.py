@@ -47,6 +47,7 @@ from sessiongraph.ingest.jsonl import (
     as_str,
     decode_line,
     decode_typed,
+    file_size,
     find_uuids,
     json_type,
     parse_ts,
@@ -810,7 +811,7 @@ class _Parser:
             "layout": "inline" if s.key else self.layout,
             "harness_version": s.version,
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "cwd": s.cwd,
             "git_branch": s.git_branch,
             "started_at": s.first_ts,
@@ -899,10 +900,3 @@ def _output_ids(texts: list[str]) -> list[str]:
             if len(ids) == MAX_OUTPUT_IDS:
                 return list(ids)
     return list(ids)
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

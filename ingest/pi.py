@@ -32,7 +32,6 @@ One file is one session, ``pi:<header id>``. Mapping:
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
+    file_size,
     find_uuids,
     json_type,
     parse_ts,
@@ -532,7 +532,7 @@ class Transcript:
     def _frames(self) -> Frames:
         ident = self.identity()
         sid = ident["session_id"]
-        size = _size(self.path)
+        size = file_size(self.path)
         sessions, usage = [], []
         for a in self.attempts:
             model = a.models.most_common(1)[0][0] if a.models else self.model_hint
@@ -604,10 +604,3 @@ def message_text(content: object) -> str | None:
 
 def _uuids(text: str) -> list[str]:
     return list(dict.fromkeys(u.lower() for u in find_uuids(text, bounded=True)))[:MAX_OUTPUT_IDS]
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

@@ -20,38 +20,27 @@ import pyarrow as pa
 
 from sessiongraph.dataset import messages
 from sessiongraph.dataset.messages import MESSAGE
+from sessiongraph.inference import edges as inference_edges
 from sessiongraph.inference.edges import stable_id
 from sessiongraph.inference.task import task
-from sessiongraph.ingest.frames import STRS, TS, USAGE_TOKENS  # the frames contract's dtypes, token columns
+from sessiongraph.ingest.frames import (  # the frames contract's dtypes, token columns
+    STRS,
+    TIERS,
+    TS,
+    USAGE_TOKENS,
+)
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
 SCHEMA_VERSION = "6"
-PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
-TIERS = ("verified", "heuristic", "reported")
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
 
-RUNS = pl.Schema(
-    {
-        "run_id": pl.String,
-        "root_session_id": pl.String,
-        "root_harness": pl.String,
-        "started_at": TS,
-        "ended_at": TS,
-        "n_sessions": pl.Int64,
-        "n_spawns": pl.Int64,
-        "n_launches": pl.Int64,
-        "n_artifact_edges": pl.Int64,
-        "max_depth": pl.Int32,
-        "harnesses": STRS,
-        "models": STRS,
-        "producer": pl.String,
-    }
-)
+# A run as the store holds it: the inference schema itself (runs are written as inferred).
+RUNS = inference_edges.RUNS
 
 SESSIONS = pl.Schema(
     {
@@ -134,28 +123,8 @@ ATTEMPTS = pl.Schema(
     }
 )
 
-EDGES = pl.Schema(
-    {
-        "edge_id": pl.String,
-        "kind": pl.String,
-        "src": pl.String,
-        "dst": pl.String,
-        "tier": pl.String,
-        "evidence": pl.String,
-        "pass": pl.String,
-        "src_call_id": pl.String,
-        "dst_call_id": pl.String,
-        "ts": TS,
-        "lag_s": pl.Float64,
-        "path": pl.String,
-        "version": pl.Int32,
-        "src_tier": pl.String,
-        "dst_tier": pl.String,
-        "run_id": pl.String,
-        "src_run_id": pl.String,
-        "dst_run_id": pl.String,
-    }
-)
+# An edge as inferred, with the runs of its two ends.
+EDGES = pl.Schema({**inference_edges.EDGES, "src_run_id": pl.String, "dst_run_id": pl.String})
 # Log text: only under the ``full`` privacy profile.
 EDGES_FULL = pl.Schema({**EDGES, "command": pl.String(), "description": pl.String()})
 

@@ -14,13 +14,13 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import short_hash
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp.bundle import bundles, chosen_runs
 from sessiongraph.ocp.writer import document
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
-PRIVACY = ("metadata_only", "full")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -54,8 +54,8 @@ def export_ocp(
     prices: str | None = None,
 ) -> ExportSummary:
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
-    if privacy not in PRIVACY:
-        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    if privacy not in PROFILES:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     table = Prices.load(prices)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
