@@ -17,12 +17,12 @@ import duckdb
 import platformdirs
 import polars as pl
 
-from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.version import __version__
 
 SCHEMA_VERSION = "10"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and

@@ -16,7 +16,7 @@ Messages follow ``seq``: a branched session (pi, oh-my-pi, Claude rewinds) keeps
 after the other; ``steps.parent_seq`` tells them apart. Only sessions whose every file was
 ingested under ``full`` have text; the others are counted, never written with empty content.
 
-``export`` writes the rows as splits (``DIR/<split>.parquet`` or ``.jsonl`` and
+``export_trajectories`` writes the rows as splits (``DIR/<split>.parquet`` or ``.jsonl`` and
 ``DIR/manifest.json``): a run's sessions all land in one split, chosen from a hash of the seed and
 the run id, so no run leaks across splits through its subagents; identical trajectories (same
 ``trajectory_sha256``) are written once.
@@ -33,13 +33,13 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__
 from sessiongraph.dataset import messages
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
+from sessiongraph.version import __version__
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
 FORMATS = ("parquet", "jsonl")
@@ -96,7 +96,7 @@ def assign(key: str, split: dict[str, float], seed: int) -> str:
     return names[-1]
 
 
-def export(
+def export_trajectories(
     out: str | os.PathLike,
     *,
     db: str | None = None,

@@ -26,7 +26,6 @@ from typing import Any
 
 import polars as pl
 
-from sessiongraph import __version__
 from sessiongraph.inference.edges import short_hash
 from sessiongraph.inference.task import CODE_LANG, DOC_EXT, MAX_SHORT, is_test, task
 from sessiongraph.ingest.frames import USAGE_TOKENS
@@ -36,6 +35,7 @@ from sessiongraph.ocp import outcome as ocp_outcome
 from sessiongraph.ocp.bundle import RunBundle
 from sessiongraph.ocp.time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import FREE
+from sessiongraph.version import __version__
 
 EXT = "dev.sessiongraph"
 MAX_ID = 190  # OCP ids are 1-200 chars; attempt ids add "#n"

@@ -1,4 +1,5 @@
-"""Read-only questions to the store: the library side of ``query`` and ``sessions``."""
+"""Read-only questions to the store: the library side of ``query``, ``sessions``, ``runs``,
+``show`` and ``report``."""
 
 from __future__ import annotations
 
@@ -38,10 +39,13 @@ def runs(*, db: str | None = None) -> pl.DataFrame:
         return store.query(RUNS_SQL)
 
 
-def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
-    """One run as an indented tree (``tree``) or Graphviz DOT (``dot``)."""
+def show(run: str, *, fmt: str = "tree", db: str | None = None, prices: str | None = None) -> str:
+    """One run as an indented tree (``tree``), Graphviz DOT (``dot``) or one HTML page (``html``,
+    priced with ``prices``)."""
     from sessiongraph.views import show as render
 
+    if fmt == "html":
+        return run_page(run, db=db, prices=prices)
     with Store(db, read_only=True) as store:
         graph = render.run_graph(store, run)
     return render.dot(graph) if fmt == "dot" else render.tree(graph)
