@@ -1,7 +1,7 @@
 """Inference passes: pure functions of the frames that add spawn, launch, artifact and
 continuation edges with evidence tiers, then group sessions into runs.
 
-``infer(frames)`` runs ``PASSES`` in order; each pass sees the edges of the ones before it (the
+``infer(frames)`` runs the passes of ``_passes()`` in order; each pass sees the edges of the ones before it (the
 artifact pass attributes ``codex exec -o FILE`` to the launched session, runs need spawns and
 launches). A pass that fails is reported as a diagnostic and the others still run.
 """

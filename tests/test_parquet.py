@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.dataset.tables import FULL_ONLY, MESSAGE, SCHEMA_VERSION, TABLES, arrow_schema, arrow_type
 from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.tables import FULL_ONLY, MESSAGE, SCHEMA_VERSION, TABLES, arrow_schema, arrow_type
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.ocp.files import export_ocp
 from sessiongraph.ingest.frames import split_cache_writes
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import COLUMNS, FREE, Prices, normalise_model
-from sessiongraph.views.report import build as build_report
 from sessiongraph.store import Store
+from sessiongraph.views.report import build as build_report
 from tests.conftest import SAMPLES
 from tests.test_ocp import _assert_clean, validate
 

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.dataset.tables import TABLES
 from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.tables import TABLES
 from sessiongraph.pipeline import ingest
 from tests.conftest import ROOT, SAMPLES
 
