@@ -124,7 +124,7 @@ ATTEMPTS = pl.Schema(
 )
 
 # An edge as inferred, with the runs of its two ends.
-EDGES = pl.Schema({**inference_edges.EDGES, "src_run_id": pl.String, "dst_run_id": pl.String})
+EDGES = pl.Schema({**inference_edges.EDGES, "src_run_id": pl.String(), "dst_run_id": pl.String()})
 # Log text: only under the ``full`` privacy profile.
 EDGES_FULL = pl.Schema({**EDGES, "command": pl.String(), "description": pl.String()})
 
