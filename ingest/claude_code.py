@@ -223,6 +223,12 @@ def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> t
     return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub, decode)
 
 
+def log_of(side_path: str) -> str | None:
+    """The transcript a subagent's sidecar (``agent-<id>.meta.json``) is read with: when the
+    sidecar changes, so may the transcript's rows (``registry`` side-file hook)."""
+    return side_path[: -len(".meta.json")] + ".jsonl" if side_path.endswith(".meta.json") else None
+
+
 # -- decoding --------------------------------------------------------------------------------
 # What the parser reads, as msgspec types. Fields whose JSON type the parser reports when it is
 # unexpected are typed strictly, so such a line is rejected and decoded by the plain path; the

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import duckdb
 import platformdirs
@@ -22,6 +22,7 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.work import WrittenFile
 
 SCHEMA_VERSION = "10"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
@@ -60,21 +61,11 @@ def _view_sql() -> list[str]:
     return [views.joinpath(n).read_text(encoding="utf-8") for n in names]
 
 
-@dataclass(frozen=True, slots=True)
-class FileResult:
-    """What one ingest learned about one file: its fingerprint and how many rows of each kind it
-    gave (the rows themselves come with its batch's frames, :meth:`Store.write`)."""
+class Changed(NamedTuple):
+    """The listed files that differ from what the store holds (``Store.changed``)."""
 
-    path: str
-    harness: str | None
-    size_bytes: int
-    mtime_ns: int
-    n_sessions: int
-    n_diagnostics: int
-    skip_reason: str | None = None
-    privacy: str | None = None  # the ingest privacy profile the frames were kept under
-    replaces: bool = True  # the store may hold rows of this file already (False: a new file)
-    checkpoint: Checkpoint | None = None  # where the next ingest may resume reading it
+    positions: list[int]  # their positions in the listing, in order
+    stored: dict[str, tuple[int, int, str | None]]  # path -> (size, mtime, profile) as stored, of those it holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,10 +248,9 @@ class Store:
         rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
         return {p: (s, m, priv) for p, s, m, priv in rows}
 
-    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> dict:
+    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> Changed:
         """Which listed files differ from what the store holds (new, other size or mtime, or
-        stored under another privacy profile), compared by DuckDB: ``{"\\x00changed": [their
-        positions in the listing], path: (size, mtime, profile) as stored, for those it holds}``."""
+        stored under another privacy profile), compared by DuckDB."""
         listed = pl.DataFrame(
             {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
             schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
@@ -276,9 +266,7 @@ class Store:
             ).fetchall()
         finally:
             self.con.unregister("listed_files")
-        out: dict = {"\x00changed": [r[0] for r in rows]}
-        out.update({p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
-        return out
+        return Changed([r[0] for r in rows], {p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
 
     def fingerprint(self, path: str) -> tuple[int, int, str | None] | None:
         """(size, mtime, privacy profile) of one stored file, or None."""
@@ -337,7 +325,7 @@ class Store:
             [datetime.now(UTC), read, unchanged, skipped, ingest_id],
         )
 
-    def write(self, results: list[FileResult], frames: Frames, ingest_id: int) -> None:
+    def write(self, results: list[WrittenFile], frames: Frames, ingest_id: int) -> None:
         """Replace every row of these files with ``frames`` (the rows of all of them), all in one
         transaction: a reader sees all or none."""
         if not results:
