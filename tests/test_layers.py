@@ -24,6 +24,7 @@ CORE = {
     "sessiongraph.store",
     "sessiongraph.pipeline",
     "sessiongraph.work",
+    "sessiongraph.engines",
 }
 CLI = {"sessiongraph.cli", "sessiongraph.__main__"}
 
@@ -53,7 +54,7 @@ def layer(module: str) -> str:
         return "ingest"
     if module == "sessiongraph.inference" or module.startswith("sessiongraph.inference."):
         return "inference"
-    if module in CORE or module.startswith("sessiongraph.engines"):
+    if module in CORE or module.startswith(("sessiongraph.engines.", "sessiongraph.store.")):
         return "core"
     if module in CLI:
         return "cli"
