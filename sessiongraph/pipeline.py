@@ -104,6 +104,7 @@ def ingest(
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
+    # What every job of this ingest shares; _plan sets each one's file.
     job = Job("", 0, 0, privacy, None, max_text_chars, check_launchers(launchers or {}), since, until)
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(listing(paths))  # raises for a named path that does not exist
@@ -124,7 +125,7 @@ class _Plan:
     """What an ingest reads and drops, decided before it reads anything (:func:`_plan`)."""
 
     todo: list[Job]  # the files to read, in listing order (then the logs of changed side files)
-    stored: dict[str, tuple[int, int, str | None]]  # path -> (size, mtime, profile) as stored, of those
+    stored: dict[str, tuple[int, int, str | None]]  # path -> (size, mtime, profile) of the stored ones
     gone: list[str]  # stored files no longer on disk (with prune)
     skipped: Counter[str]  # files not read, by reason (the loop adds the ones it skips)
     downgraded: bool  # rows stored under full are replaced under another profile: compact after
