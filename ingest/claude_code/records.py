@@ -33,6 +33,7 @@ from sessiongraph.ingest.jsonl import (
     answer_hash,
     as_int,
     as_str,
+    file_size,
     json_type,
     parse_ts,
     string_literal,
@@ -515,7 +516,7 @@ class _Parser(_Handoff, _Pairing):
             "layout": "inline" if s.key else self.layout,
             "harness_version": s.version,
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "cwd": s.cwd,
             "git_branch": s.git_branch,
             "started_at": s.first_ts,
@@ -561,10 +562,3 @@ class _Parser(_Handoff, _Pairing):
             }
             for p in call["paths"]
         ]
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
