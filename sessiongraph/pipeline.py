@@ -18,7 +18,7 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, listing, size_mtime
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, listing, pruned_under, size_mtime
 from sessiongraph.ingest.discover import roots as real_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
@@ -264,7 +264,7 @@ def ingest(
         # An unchanged file is not opened, not even to classify it: the store knows it.
         summary.files_unchanged = len(names) - len(todo) - skipped["not_transcript"] - skipped["before_since"]
         skipped = +skipped  # drop zero counts
-        gone = store.gone(names, roots, listed) if prune else []
+        gone = store.gone(names, pruned_under(roots, names), listed) if prune else []
         # A Claude subagent's sidecar (agent-<id>.meta.json) is read with its transcript: when it
         # changes, so may the transcript's rows.
         queued = {j.item for j in todo if isinstance(j.item, str)}
