@@ -205,6 +205,15 @@ def roots(paths: Sequence[str | os.PathLike] = ()) -> list[Path]:
     return [real(p) for p in paths] if paths else [real(p) for p in default_roots()]
 
 
+def pruned_under(roots: Sequence[str], listed: Sequence[str]) -> list[str]:
+    """Where ``--prune`` may drop stored files that are gone: the roots, and each folder outside
+    them that holds a listed file (a linked folder's real path). A linked folder that is gone
+    altogether is not walked, so its files are kept, as those of an unreadable folder are."""
+    tops = [r.rstrip("/") + "/" for r in roots]
+    outside = {os.path.dirname(p) for p in listed if not any(p.startswith(t) or p == t[:-1] for t in tops)}
+    return [*roots, *sorted(outside)]
+
+
 def listing(paths: Sequence[str | os.PathLike] = ()) -> Iterator[tuple[str | Found, int, int]]:
     """:func:`candidates` with the size and mtime (ns) discovery saw for each file (-1, -1 for a
     file it could not stat and for the folders it could not walk). Every path is in its one

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from sessiongraph.ingest.frames import Frames
 
+_CACHED_CHARS = 4096  # longer paths are worked out each time, so the cache stays small
 _DRIVE = re.compile(r"^([A-Za-z]):(.*)$", re.S)
 _WINDOWS = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\|//\?/)")  # drive, UNC or long-path prefix
 _LONG_UNC = re.compile(r"^[\\/]{2}[?.][\\/]UNC[\\/]", re.I)
@@ -59,7 +60,10 @@ def canonical(path: object, cwd: object = None, *, windows: bool = False) -> str
     it nor ``cwd`` says so."""
     if not isinstance(path, str) or not path or "\x00" in path:
         return None
-    return _canonical(path, cwd if isinstance(cwd, str) and cwd else None, windows)
+    base = cwd if isinstance(cwd, str) and cwd else None
+    if len(path) + len(base or "") > _CACHED_CHARS:  # a pasted blob: not worth keeping in the cache
+        return _canonical.__wrapped__(path, base, windows)
+    return _canonical(path, base, windows)
 
 
 @lru_cache(maxsize=65536)  # cwds repeat on every row of a file

@@ -144,3 +144,22 @@ def test_one_tree_under_every_spelling_is_stored_once(tmp_path, monkeypatch):
     gone.unlink()
     assert ingest(["link"], db=str(db), workers=1, prune=True).files_removed == 1
     assert _counts(db)["sessions"] == want["sessions"] - 1
+
+
+def test_prune_through_a_linked_folder_drops_what_is_gone_there(tmp_path):
+    """A root holding a link to a folder outside it: its files are stored under their real paths,
+    and a file deleted there is pruned by an ingest of the root."""
+    import shutil
+
+    from sessiongraph.pipeline import ingest
+    from tests.conftest import SAMPLES
+
+    shutil.copytree(SAMPLES / "codex", tmp_path / "elsewhere")
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "cx").symlink_to(tmp_path / "elsewhere")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path / "root")], db=str(db), workers=1)
+    with_all = _counts(db)["ingested_files"]
+    sorted((tmp_path / "elsewhere").rglob("*.jsonl"))[0].unlink()
+    assert ingest([str(tmp_path / "root")], db=str(db), workers=1, prune=True).files_removed == 1
+    assert _counts(db)["ingested_files"] == with_all - 1

@@ -9,7 +9,7 @@ import shutil
 
 import polars as pl
 
-from sessiongraph.export import export_ocp
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.inference import infer
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.pipeline import ingest

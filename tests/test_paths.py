@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessiongraph.export import export_ocp
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.paths import canonical, canonical_frames, normalise
 from sessiongraph.ingest.shell_facts import shell_facts
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES

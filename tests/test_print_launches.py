@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sessiongraph.export import export_ocp
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
