@@ -9,9 +9,9 @@ import shutil
 
 import polars as pl
 
-from sessiongraph.ocp.files import export_ocp
 from sessiongraph.inference import infer
 from sessiongraph.ingest.frames import Frames
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES
