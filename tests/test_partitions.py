@@ -22,7 +22,7 @@ from sessiongraph.inference import infer, partitions
 from sessiongraph.inference.edges import conform
 from sessiongraph.ingest.discover import listing
 from sessiongraph.ingest.frames import SCHEMAS, Frames
-from sessiongraph.pipeline import parse_path
+from sessiongraph.work import parse_path
 from tests.conftest import SAMPLES
 from tests.test_lineage_wild import _copy as copy_wild
 from tests.test_paths import copy_relay, write_windows
