@@ -5,10 +5,14 @@ cwd (never another workspace, however close in time), and must start while the c
 ``SLACK``; a backgrounded call (``&``, ``nohup``, ``run_in_background``, a result that came back
 with the process still running) or an unanswered one gets ``BACKGROUND_WINDOW`` after its start).
 It is ``verified`` when its id was printed into the call's captured output (``codex exec`` prints
-``session id: ...``, ``claude -p --output-format json`` prints ``session_id``), else
-``heuristic``. The child's own print-mode marker corroborates; an interactive child is never
+``session id: ...``, ``claude -p --output-format json`` prints ``session_id``), or when its final
+answer is the call's captured output (``claude -p`` prints only the answer: the two sha256s taken at
+parse time, ``sessions.final_answer_hash`` and ``calls.output_hash``, are equal) and it started in the
+call's window, in whatever cwd; else ``heuristic``. The child's own print-mode marker corroborates; an interactive child is never
 matched to a print-mode call. Any harness's session can be a launcher. A launch read from a
-workspace script the call ran (``ingest.shell_facts``) names the script in its evidence.
+workspace script the call ran (``ingest.shell_facts``) names the script in its evidence. A shell
+call whose command names no agent CLI (an unnamed wrapper, ``node claude-wrapper.js --print``) is a
+launcher only through that output hash, of a child whose entry point marks a print-mode run.
 
 Claims are made strongest first, then closest in time: each launch claims one session (a looped
 one, any number within its window) and no session is claimed twice, so a launch whose closest
@@ -50,6 +54,8 @@ _LAUNCH = pl.Schema(
         "call_start": TS,
         "call_end": TS,
         "output_ids": STRS,
+        "output_hash": pl.String,
+        "tied": pl.Boolean,  # a call read as no launch, held only for the output-hash tie
     }
 )
 
@@ -58,11 +64,34 @@ def launch_table(frames: Frames) -> pl.DataFrame:
     """Every launch found in a shell command (the ``launches`` frame), with its call's end and
     printed ids: one row per launched CLI invocation."""
     keys = ["session_id", "call_id", "source_path", "line"]
-    calls = frames.calls.select(*keys, pl.col("ended_at").alias("call_end"), "output_ids").unique(
+    calls = frames.calls.select(*keys, pl.col("ended_at").alias("call_end"), "output_ids", "output_hash").unique(
         keys, keep="first", maintain_order=True
     )
     table = frames.launches.join(calls, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    return table.select(
+    # Shell calls read as no launch that printed something: candidates for the output-hash tie.
+    tied = (
+        frames.calls.filter((pl.col("kind") == "shell") & pl.col("output_hash").is_not_null())
+        .join(frames.launches.select(keys), on=keys, how="anti", nulls_equal=True)
+        .unique(keys, keep="first", maintain_order=True)
+        .select(
+            "session_id",
+            "call_id",
+            segment=pl.lit(0, pl.Int32),
+            target=pl.lit(None, pl.String),
+            print_mode=pl.lit(False),
+            launch_cwd="cwd",
+            background=pl.col("run_in_background").fill_null(False),
+            looped=pl.lit(False),
+            resume=pl.lit(False),
+            script=pl.lit(None, pl.String),
+            call_start="started_at",
+            call_end="ended_at",
+            output_ids=pl.lit([], dtype=pl.List(pl.String)),
+            output_hash="output_hash",
+            tied=pl.lit(True),
+        )
+    )
+    launched = table.select(
         "session_id",
         "call_id",
         "segment",
@@ -76,7 +105,10 @@ def launch_table(frames: Frames) -> pl.DataFrame:
         pl.col("ts").alias("call_start"),
         "call_end",
         pl.col("output_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-    ).cast(_LAUNCH)
+        "output_hash",
+        tied=pl.lit(False),
+    )
+    return pl.concat([launched.cast(_LAUNCH), tied.cast(_LAUNCH)])
 
 
 def launch(frames: Frames, done: Inferred) -> PassResult:
@@ -92,6 +124,7 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             pl.col("cwd").str.strip_chars_end("/").alias("child_cwd"),
             pl.col("started_at").alias("child_start"),
             pl.col("entrypoint").alias("child_entry"),
+            pl.col("final_answer_hash").alias("answer_hash"),
         )
         .join(spawned, on="child", how="anti")
     )
@@ -178,8 +211,38 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         .with_columns(same_cwd=(pl.col("place") == pl.col("place_right")).fill_null(False))
         .drop("place_right")
     )
-    pairs = pl.concat([by_cwd, by_out.select(by_cwd.collect_schema().names())]).with_columns(
-        by_id=pair_key.is_in(printed.implode())
+    # Output hash = final answer, the child starting in the call's window: a tie in any cwd. A
+    # call read as no launch ties only a child of a print-mode entry point, of any harness.
+    in_time = (pl.col("child_start") >= pl.col("call_start")) & (pl.col("child_start") <= pl.col("window_end"))
+    by_hash_ids = (
+        live.filter(pl.col("output_hash").is_not_null())
+        .select("launch_no", "target", "tied", "output_hash", "call_start", "window_end")
+        .join(
+            children.with_columns(marker=marker).select(
+                "child_no", pl.col("target").alias("child_target"), "answer_hash", "child_start", "marker"
+            ),
+            left_on="output_hash",
+            right_on="answer_hash",
+        )
+        .filter(
+            in_time
+            & pl.when(pl.col("tied")).then(pl.col("marker")).otherwise(pl.col("target") == pl.col("child_target"))
+        )
+        .select("launch_no", "child_no")
+        .unique()
+    )
+    hashed = by_hash_ids.select(pair_key.alias("key"))["key"]
+    by_hash = (
+        by_hash_ids.lazy()
+        .join(thin.lazy(), on="launch_no")
+        .join(kids.lazy(), on="child_no")
+        .filter(~joined.fill_null(False) & ~pair_key.is_in(printed.implode()))
+        .with_columns(same_cwd=(pl.col("place") == pl.col("place_right")).fill_null(False))
+        .drop("place_right")
+    )
+    cols = by_cwd.collect_schema().names()
+    pairs = pl.concat([by_cwd, by_out.select(cols), by_hash.select(cols)]).with_columns(
+        by_id=pair_key.is_in(printed.implode()), by_hash=pair_key.is_in(hashed.implode())
     )
     pending = (
         pairs.filter(pl.col("self_no").is_null() | (pl.col("child_no") != pl.col("self_no")))
@@ -187,15 +250,18 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
         .filter(~(pl.col("print_mode") & pl.col("interactive")))
         .with_columns(
             by_id=pl.col("by_id").fill_null(False),
+            by_hash=pl.col("by_hash").fill_null(False),
             in_window=((pl.col("child_start") <= pl.col("window_end")) & pl.col("same_cwd")).fill_null(False),
         )
-        .filter(pl.col("by_id") | pl.col("in_window"))
+        .filter(pl.col("by_id") | pl.col("by_hash") | pl.col("in_window"))
         .with_columns(lag_us=(pl.col("child_start") - pl.col("call_start")).dt.total_microseconds())
-        .select("launch_no", "key_no", "child_no", "call_start", "looped", "by_id", "in_window", "lag_us")
+        .select("launch_no", "key_no", "child_no", "call_start", "looped", "by_id", "by_hash", "in_window", "lag_us")
     )
     # One child per launch (a loop may start several), one launcher per child; the strongest
-    # tier first, then the smallest lag. Extra candidates are counted as ambiguous.
-    order = [~pl.col("by_id"), "lag_us", "call_start", "key_no", "child_no"]
+    # evidence first (a printed id, then the output hash), then the smallest lag: two calls of
+    # one prompt a few seconds apart each take the session that started in their own window.
+    # Extra candidates are counted as ambiguous.
+    order = [~pl.col("by_id"), ~pl.col("by_hash"), "lag_us", "call_start", "key_no", "child_no"]
     cands = pending.sort(order, nulls_last=True).drop("call_start").collect()
     claimed = cands.filter(pl.Series(_claims(cands), dtype=pl.Boolean))
     # Candidates per launch and launches per child, for the ambiguity counts.
@@ -213,7 +279,10 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             .join(wide, on="launch_no", how="left", maintain_order="left")
             .join(wide_kids, on="child_no", how="left", maintain_order="left")
             .with_columns(
-                tier=pl.when(pl.col("by_id")).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),
+                target=pl.coalesce("target", "target_right"),  # a tied call: the child's harness
+                tier=pl.when(pl.col("by_id") | pl.col("by_hash"))
+                .then(pl.lit("verified"))
+                .otherwise(pl.lit("heuristic")),
                 lag_s=pl.col("lag_us") / 1_000_000,
                 marker=marker.fill_null(False),
             )
@@ -224,7 +293,9 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
     evidence = pl.concat_str(
         [
             pl.col("target") + pl.lit(" launched from a shell call"),
+            pl.when(pl.col("tied")).then(pl.lit("a command read as no agent CLI (a wrapper)")),
             pl.when(pl.col("by_id")).then(pl.lit("session id in the call's output")),
+            pl.when(pl.col("by_hash")).then(pl.lit("final answer = the call's output (sha256)")),
             pl.when(pl.col("in_window") & pl.col("background"))
             .then(pl.lit("same cwd, started within 30 min of the backgrounded call"))
             .when(pl.col("in_window") & pl.col("call_end").is_null())
@@ -268,7 +339,9 @@ def launch(frames: Frames, done: Inferred) -> PassResult:
             diag_rows(
                 NAME,
                 "invalid_time",
-                table.filter(pl.col("call_start").is_null()).group_by("session_id").agg(count=pl.len()),
+                table.filter(pl.col("call_start").is_null() & ~pl.col("tied"))
+                .group_by("session_id")
+                .agg(count=pl.len()),
                 "launches whose call has no valid time: joined nothing",
             ),
         ]

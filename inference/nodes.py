@@ -42,6 +42,8 @@ def nodes(frames: Frames) -> pl.DataFrame:
         s.group_by("session_id", maintain_order=True)
         .agg(
             *[pl.col(c).drop_nulls().first().alias(c) for c in _FIRST_NON_NULL],
+            # the answer of the latest file of the session: what its last run printed
+            pl.col("final_answer_hash").drop_nulls().last(),
             pl.col("started_at").min(),
             pl.col("ended_at").max(),
         )

@@ -13,6 +13,8 @@ the store (``partition_keys``, written with its frames):
   roots (an imported document of our own export is skipped against it);
 - ``l:<harness>|<cwd>``: a launch of that harness's CLI in that cwd (active) and the top-level
   sessions of that harness in that cwd (inactive);
+- ``o:<sha256>``: a top-level session's final answer (active) and a shell call's captured output
+  (inactive): the launch pass ties the two when they hash the same, in any cwd;
 - ``p:<path>``: a file written (active) or read (inactive);
 - ``x:<cwd>``: a Codex review or guardian session (active) and the Codex sessions it may serve
   (inactive).
@@ -72,6 +74,8 @@ def key_sql(table: Callable[[str], str]) -> str:
         f"SELECT l.source_path, 's:' || l.harness || ':' || unnest(c.output_ids), true FROM {t['launches']} l"
         f" JOIN {t['calls']} c ON c.session_id = l.session_id AND c.call_id = l.call_id"
         " AND c.source_path = l.source_path AND c.line IS NOT DISTINCT FROM l.line",
+        f"SELECT source_path, 'o:' || final_answer_hash, true FROM {t['sessions']} WHERE session_kind = 'main'",
+        f"SELECT source_path, 'o:' || output_hash, false FROM {t['calls']} WHERE kind = 'shell'",
         f"SELECT source_path, 'p:' || path, op = 'write' FROM {t['file_events']} WHERE op IN ('read', 'write')",
         # runs._codex_reviewers: a Codex review/guardian session with no parent id serves a Codex
         # session of its cwd

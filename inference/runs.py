@@ -1,6 +1,14 @@
 """runs: a root session plus everything it spawned or launched, transitively (and
 its compaction runs, warm-ups and harness-run reviewers, which are spend but not spawns).
 
+Subagents (and compaction runs, warm-ups ...) whose parent transcript is absent but whose folder
+or records name the same parent id (``parent_native_id``) form one run headed by a **placeholder**
+for that parent: a ``run_sessions`` row (depth 0, role ``lead``) with no ``sessions`` row, its id the
+one the parent would have, so its run id is the one the parent's transcript gives when it turns
+up. Its members hang off it by ``parent_session_id`` and ``via`` (``spawn`` for subagents), with
+no edge: no call of the parent is known (the OCP writer draws a ``reported`` spawn edge, only the
+children say so). Not one run per orphan.
+
 Run ids are stable (a hash of the root's session id), so the same logs always give the same
 ids. Edges whose two ends fall in one run get its ``run_id``; artifact and continuation edges
 that cross runs keep ``run_id`` null and go to the store's ``lineage`` table.
@@ -42,7 +50,12 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         )
     )
     tree = pl.concat([tree.with_columns(tie=pl.lit(None, pl.String)), _helpers(ns, tree)])
-    members, cycles = _roots(ns.select("session_id"), tree)
+    orphans = _orphans(ns, tree)
+    tree = pl.concat([tree, orphans.select(tree.columns)])
+    absent = orphans.select(
+        pl.col("parent_session_id").alias("session_id"), pl.col("parent_harness").alias("harness")
+    ).unique("session_id", keep="first", maintain_order=True)
+    members, cycles = _roots(pl.concat([ns.select("session_id"), absent.select("session_id")]), tree)
     members = members.with_columns(run_id=stable_id("run_", pl.col("root")))
 
     run_of = members.select("session_id", "run_id")
@@ -53,7 +66,13 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         .with_columns(run_id=pl.when(pl.col("src_run") == pl.col("dst_run")).then(pl.col("src_run")))
         .drop("src_run", "dst_run")
     )
-    info = ns.select("session_id", "harness", "model", "started_at", "ended_at")
+    info = pl.concat(
+        [
+            ns.select("session_id", "harness", "model", "started_at", "ended_at", on_disk=pl.lit(True)),
+            absent.with_columns(on_disk=pl.lit(False)),
+        ],
+        how="diagonal",
+    )
     counts = (
         edges.filter(pl.col("run_id").is_not_null())
         .group_by("run_id")
@@ -71,7 +90,7 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
             root_harness=pl.col("harness").filter(pl.col("session_id") == pl.col("root")).first(),
             started_at=pl.col("started_at").min(),
             ended_at=pl.col("ended_at").max(),
-            n_sessions=pl.len(),
+            n_sessions=pl.col("on_disk").sum(),  # a placeholder is no session
             max_depth=pl.col("depth").max(),
             harnesses=pl.col("harness").drop_nulls().unique().sort(),
             models=pl.col("model").drop_nulls().unique().sort(),
@@ -81,6 +100,12 @@ def runs(frames: Frames, done: Inferred) -> PassResult:
         .sort("started_at", "run_id", nulls_last=True)
     )
     run_sessions = roles(frames, members.join(tree, on="session_id", how="left").drop("root"), edges)
+    # A placeholder heads its run, even when its only members are helpers (no spawn edge).
+    run_sessions = run_sessions.with_columns(
+        role=pl.when(pl.col("session_id").is_in(absent["session_id"].implode()))
+        .then(pl.lit("lead"))
+        .otherwise(pl.col("role"))
+    )
     stated = declared(frames, set(table["run_id"]))
     diags = pl.concat(
         [
@@ -122,6 +147,33 @@ def _helpers(ns: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
     )
     helpers = pl.concat([claude, _codex_reviewers(ns), gemini])
     return helpers.join(tree.select("session_id"), on="session_id", how="anti")
+
+
+def _orphans(ns: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
+    """Sessions with no parent in ``tree`` whose recorded parent (``<harness>:<parent_native_id>``)
+    is not among ``ns``: tree rows to that missing parent's placeholder, a spawn for subagents and
+    workflow sessions, else the helper's kind."""
+    known = ns["session_id"].implode()
+    return (
+        ns.filter(
+            ~pl.col("session_kind").is_in(("main", "imported"))
+            & pl.col("parent_native_id").is_not_null()
+            & pl.col("harness").is_not_null()
+        )
+        .join(tree.select("session_id"), on="session_id", how="anti")
+        .with_columns(parent_session_id=pl.col("harness") + pl.lit(":") + pl.col("parent_native_id"))
+        .filter(~pl.col("parent_session_id").is_in(known) & (pl.col("parent_session_id") != pl.col("session_id")))
+        .select(
+            "session_id",
+            "parent_session_id",
+            via=pl.when(pl.col("session_kind").is_in(("subagent", "workflow")))
+            .then(pl.lit("spawn"))
+            .otherwise(pl.col("session_kind")),
+            tie=pl.lit("reported"),
+            parent_harness="harness",
+            started_at="started_at",
+        )
+    )
 
 
 def _codex_reviewers(ns: pl.DataFrame) -> pl.DataFrame:

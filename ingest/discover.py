@@ -110,8 +110,12 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
         for d in reversed(dirs):
             try:
                 # Only a symlink can lead back to a folder already walked: a plain subfolder's
-                # identity is its parent's device and its own inode, with no stat.
-                stack.append((d.path, d.stat() if d.is_symlink() else _Id(st.st_dev, d.inode())))
+                # identity is its parent's device and its own inode, with no stat. A linked
+                # folder's files are named by its real path, the one identity of each file.
+                if d.is_symlink():
+                    stack.append((os.path.realpath(d.path), d.stat()))
+                else:
+                    stack.append((d.path, _Id(st.st_dev, d.inode())))
             except OSError:
                 continue  # a dangling link to a folder: nothing to walk
 
@@ -183,18 +187,44 @@ def candidates(paths: Sequence[str | os.PathLike] = ()) -> Iterator[str | Found]
         yield item
 
 
+def real(path: str | os.PathLike) -> Path:
+    """The one spelling of a log root or file: absolute, ``..`` and symlinked folders resolved
+    (``os.path.realpath`` of its folder), so ``logs/proj``, ``/abs/logs/proj``, a symlinked or
+    bind-mounted root and ``proj/../proj`` name the same files. A file that is itself a link keeps
+    its own name in its real folder: harness layouts (a subagent's sidecar beside it, its
+    session's folder) are read from where the file lies."""
+    p = Path(os.path.abspath(path))
+    if p.is_symlink() and not p.is_dir():
+        return Path(os.path.realpath(p.parent)) / p.name
+    return Path(os.path.realpath(p))
+
+
+def roots(paths: Sequence[str | os.PathLike] = ()) -> list[Path]:
+    """The roots :func:`listing` walks, in their one spelling (:func:`real`): the paths named,
+    else the harnesses' own roots."""
+    return [real(p) for p in paths] if paths else [real(p) for p in default_roots()]
+
+
+def pruned_under(roots: Sequence[str], listed: Sequence[str]) -> list[str]:
+    """Where ``--prune`` may drop stored files that are gone: the roots, and each folder outside
+    them that holds a listed file (a linked folder's real path). A linked folder that is gone
+    altogether is not walked, so its files are kept, as those of an unreadable folder are."""
+    tops = [r.rstrip("/") + "/" for r in roots]
+    outside = {os.path.dirname(p) for p in listed if not any(p.startswith(t) or p == t[:-1] for t in tops)}
+    return [*roots, *sorted(outside)]
+
+
 def listing(paths: Sequence[str | os.PathLike] = ()) -> Iterator[tuple[str | Found, int, int]]:
     """:func:`candidates` with the size and mtime (ns) discovery saw for each file (-1, -1 for a
-    file it could not stat and for the folders it could not walk)."""
+    file it could not stat and for the folders it could not walk). Every path is in its one
+    spelling (:func:`real`), whichever spelling of the root was named."""
     explicit = bool(paths)
-    roots = [Path(p) for p in paths] if explicit else default_roots()
-    missing = [r for r in roots if not r.exists()]
+    named = [Path(p) for p in paths] if explicit else default_roots()
+    missing = [r for r in named if not r.exists()]
     if explicit and missing:
         raise SessiongraphError(f"no such file or folder: {missing[0]}", path=str(missing[0]))
     seen: set[str] = set()
-    for root in roots:
-        if root in missing:
-            continue
+    for root in [real(r) for r in named if r not in missing]:
         problems: list[Found] = []
         for path, size, mtime in _walk(root, problems):
             for problem in problems:

@@ -111,7 +111,8 @@ SESSIONS = pl.Schema(
         "harness_version": pl.String,
         "source_path": pl.String,
         "source_bytes": pl.Int64,
-        "cwd": pl.String,
+        "cwd": pl.String,  # canonical (ingest.paths): what the passes compare
+        "cwd_as_written": pl.String,  # the cwd as the log spelled it (C:\\Users\\me, /c/Users/me ...)
         "git_branch": pl.String,
         "git_commit": pl.String,
         "git_repo": pl.String,
@@ -137,6 +138,9 @@ SESSIONS = pl.Schema(
         # sha256 of the first user prompt: lets the passes match a child to the call that
         # passed the same prompt without any prompt text leaving the logs.
         "first_prompt_hash": pl.String,
+        # sha256 of the session's final answer (its last assistant text, ``jsonl.answer_hash``):
+        # the launch pass ties a print-mode run to the shell call whose output hashes the same.
+        "final_answer_hash": pl.String,
         "n_records": pl.Int64,  # the session's own records (copies not included)
         # Records copied from another session (a forked thread's replay of its parent, a Claude
         # hand-off's copy of the old transcript): recognised and kept out of every other frame.
@@ -161,7 +165,7 @@ CALLS = pl.Schema(
         "kind": pl.String,  # one of CALL_KINDS
         "started_at": TS,
         "ended_at": TS,  # from its result, null while unanswered
-        "cwd": pl.String,  # effective working directory of the call
+        "cwd": pl.String,  # effective working directory of the call, canonical (ingest.paths)
         "command": pl.String,  # shell command text (shell calls only); log text, see ingest.privacy
         "paths": STRS,  # target paths named by the call, normalised
         "subagent_type": pl.String,
@@ -171,6 +175,7 @@ CALLS = pl.Schema(
         "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)
         "progress_agent_id": pl.String,  # child id tied by agent_progress records
         "output_ids": STRS,  # session ids printed into captured output (launch evidence)
+        "output_hash": pl.String,  # a shell call's captured output, ``jsonl.answer_hash`` (launch evidence)
         "exit_code": pl.Int32,
         "is_error": pl.Boolean,
         "source_path": pl.String,
@@ -205,7 +210,9 @@ LAUNCHES = pl.Schema(
         "resume": pl.Boolean,  # continues an existing session
         "background": pl.Boolean,  # `&`, nohup, setsid, disown, or the call ran in the background
         "looped": pl.Boolean,  # in a loop, xargs, parallel, find -exec: may start several sessions
-        "cwd": pl.String,  # effective working dir (call cwd, then `cd`, then codex -C)
+        # effective working dir, canonical: the launch's own (`cd`, codex -C), else the call's,
+        # else the session's
+        "cwd": pl.String,
         "output_file": pl.String,  # codex exec -o FILE, normalised
         "script": pl.String,  # the workspace script the command ran that runs the CLI; null if direct
         "review": pl.Boolean,  # the command says "review" (the roles step names the child a reviewer)

@@ -225,6 +225,17 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()
 
 
+def answer_hash(text: object) -> str | None:
+    """sha256 of an answer as a print-mode run prints it and its caller captures it: line ends
+    made ``\n`` (a Windows console writes ``\r\n``), surrounding blanks stripped. A shell call's
+    output and a session's final answer hash alike, so the launch pass can tie them without any
+    text leaving the logs; None for no text or only blanks (an empty output ties nothing)."""
+    if not isinstance(text, str):
+        return None
+    text = text.replace("\r\n", "\n").strip()
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest() if text else None
+
+
 def file_size(path: str) -> int | None:
     """The file's size in bytes (``sessions.source_bytes``), None when it cannot be read."""
     try:

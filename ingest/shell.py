@@ -234,6 +234,15 @@ def _base(word: str) -> str:
     return posixpath.basename(word.replace("\\", "/")) or word
 
 
+# What Windows runs as a program without its suffix (`claude.cmd` is npm's shim for `claude`).
+_WINDOWS_EXE = re.compile(r"\.(?:exe|cmd|bat|ps1)$", re.I)
+
+
+def _program(word: str) -> str:
+    """The program a command word runs: its basename, less a Windows executable suffix."""
+    return _WINDOWS_EXE.sub("", _base(word)) or word
+
+
 def _scan(args: list[Tok], arg_opts: frozenset[str]):
     """getopt-like: yield (option, value token or None) and (None, positional token)."""
     i, n = 0, len(args)
@@ -265,7 +274,7 @@ def _unwrap(argv: list[Tok]):
         if _ASSIGN.match(argv[i].text):
             i += 1
             continue
-        name = _base(argv[i].text)
+        name = _program(argv[i].text)
         if i + 1 < n and (name, argv[i + 1].text) in TWO_WORD_WRAPPERS:
             name, i = TWO_WORD_WRAPPERS[(name, argv[i + 1].text)], i + 1
         if name == "find":  # find ... -exec CMD ... \; runs CMD once per match
@@ -296,13 +305,23 @@ def _unwrap(argv: list[Tok]):
             return NPM_PACKAGES.get(pkg, _base(pkg)), argv[i + 1 : n], bg, looped, chdir, None
     if i >= n:
         return None, [], bg, looped, chdir, None
-    return _base(argv[i].text), argv[i + 1 : n], bg, looped, chdir, argv[i]
+    return _program(argv[i].text), argv[i + 1 : n], bg, looped, chdir, argv[i]
 
 
 def _launch(prog: str, args: list[Tok], launchers: dict[str, str]):
     """(harness, print_mode, resume, dir token, -o token) or None when no session starts.
     ``launchers`` (program -> harness) adds wrapper CLIs whose arguments follow the harness's."""
     stops: frozenset[str] = frozenset()
+    if _interpreter(prog) and launchers:  # `node claude-wrapper.js --print ...`: the script is the launcher
+        opts = FILE_PROGRAMS["python" if prog.startswith("python") else prog][1]
+        script = next((t for o, t in _scan(args, opts) if o is None), None)
+        if script is not None:
+            name = _program(script.text)
+            name = name if name in launchers else posixpath.splitext(name)[0]
+            if name in launchers:
+                prog, args = name, args[next(k for k, t in enumerate(args) if t is script) + 1 :]
+    elif prog not in launchers and posixpath.splitext(prog)[0] in launchers:
+        prog = posixpath.splitext(prog)[0]  # `./claude-wrapper.js` named `claude-wrapper`
     if prog not in CLI_SPECS and prog in launchers:
         prog, stops = PROGRAMS.get(launchers[prog], ""), BUILTIN_LAUNCHERS.get(prog, ("", frozenset()))[1]
     if prog not in CLI_SPECS:
@@ -333,6 +352,12 @@ def _launch(prog: str, args: list[Tok], launchers: dict[str, str]):
         pm = pm or meaning == "print" or sub == "resume-print"
         resume = resume or meaning == "resume" or sub == "resume-print"
     return HARNESSES[prog], pm, resume, cd, out
+
+
+def _interpreter(prog: str) -> bool:
+    """A program that runs the script file it is given first (`node x.js`, `python3 x.py`)."""
+    kind = FILE_PROGRAMS.get("python" if re.fullmatch(r"python[\d.]*", prog) else prog, ("",))[0]
+    return kind == "interp"
 
 
 def _usable(tok: Tok | None) -> TypeGuard[Tok]:

@@ -14,7 +14,7 @@ import os
 import stat
 
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.paths import canonical_frames, normalise, on_this_machine
 from sessiongraph.ingest.shell import SHELLS, Launchers, ScriptRun, analyse
 
 # The roles step calls a launched print-mode session a reviewer when the command that started it
@@ -32,11 +32,16 @@ def shell_facts(frames: Frames, carried: dict | None = None, launchers: Launcher
     """``frames`` plus the launches and heuristic file events of its shell calls' commands, and
     a ``script_not_followed`` diagnostic per script a command ran that could not be read.
 
+    Every parse goes through here before the privacy profile, so this is where the frames get
+    their canonical paths (``ingest.paths.canonical_frames``), first: the commands are read
+    against canonical cwds, and every adapter's rows get the one form.
+
     ``carried`` are the rows of calls whose command is no longer at hand: a grown transcript read
     from its checkpoint, under a profile that kept no command text in it (see :func:`carry`).
     Apply it once per parse: the rows are appended, not merged. ``launchers`` are wrapper CLIs
     (program, harness) beyond the built-in ones (``ingest.shell.BUILTIN_LAUNCHERS``).
     """
+    frames = canonical_frames(frames)
     workspaces = {s.get("session_id"): s.get("cwd") for s in frames.rows("sessions")}
     runs, events, diags = derive(frames.rows("calls"), workspaces, launchers)
     if carried:
@@ -48,7 +53,7 @@ def shell_facts(frames: Frames, carried: dict | None = None, launchers: Launcher
         events = [{**e, "ts": ends.get((e["session_id"], e["line"]), e["ts"])} for e in carried["file_events"]] + events
         diags = carried.get("diagnostics", []) + diags
     if not runs and not events and not diags:
-        return frames
+        return frames  # canonical
     return frames.replace(
         launches=frames.rows("launches") + runs,
         file_events=frames.rows("file_events") + events,
@@ -111,7 +116,9 @@ def derive(
                     "resume": ln.resume,
                     "background": ln.background or bool(call.get("run_in_background")),
                     "looped": ln.looped,
-                    "cwd": ln.cwd,
+                    # The effective cwd, one definition for the launch pass and the partition
+                    # keys: the launch's own (`cd`, `-C`), else its call's, else its session's.
+                    "cwd": ln.cwd or cwd or workspace,
                     "output_file": ln.output_file,
                     "script": ln.script,
                     "review": review,
@@ -164,7 +171,7 @@ def _read_script(run: ScriptRun, workspace: str | None) -> tuple[str, str | None
     path = normalise(run.word, run.cwd) if run.word is not None and run.cwd else None
     if path is None or not workspace:
         return "unresolvable", None, path
-    real, root = os.path.realpath(path), os.path.realpath(workspace)
+    real, root = os.path.realpath(on_this_machine(path)), os.path.realpath(on_this_machine(workspace))
     if os.path.commonpath([real, root]) != root:
         return "outside_workspace", None, path
     try:

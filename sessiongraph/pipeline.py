@@ -15,7 +15,8 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, default_roots, listing, size_mtime
+from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, listing, pruned_under, size_mtime
+from sessiongraph.ingest.discover import roots as real_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.shell import check_launchers
 from sessiongraph.store import Store
@@ -106,8 +107,8 @@ def ingest(
     profiles.check(privacy)
     # What every job of this ingest shares; _plan sets each one's file.
     job = Job("", 0, 0, privacy, None, max_text_chars, check_launchers(launchers or {}), since, until)
-    roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(listing(paths))  # raises for a named path that does not exist
+    roots = [str(p) for p in real_roots(paths)]  # the spelling of every stored path (discover.real)
     with Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
         plan = _plan(store, listed, job, roots if prune else None)
@@ -155,7 +156,7 @@ def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None) -
         for i in changed.positions
         if not (not_log[i] or old[i])
     ]
-    gone = store.gone(names, prune_roots, listed) if prune_roots is not None else []
+    gone = store.gone(names, pruned_under(prune_roots, names), listed) if prune_roots is not None else []
     # A side file is read with its log (registry.log_of): when it changes or goes, so may the log's rows.
     queued = {j.item for j in todo if isinstance(j.item, str)}
     for side in [*queued, *gone]:

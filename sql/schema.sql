@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     harness_version    VARCHAR,
     source_path        VARCHAR NOT NULL,
     source_bytes       BIGINT,
-    cwd                VARCHAR,
+    cwd                VARCHAR,  -- canonical (ingest/paths.py)
+    cwd_as_written     VARCHAR,  -- as the log spelled it
     git_branch         VARCHAR,
     git_commit         VARCHAR,
     git_repo           VARCHAR,
@@ -78,6 +79,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     caused_by_id       VARCHAR,
     depends_on         VARCHAR[],
     first_prompt_hash  VARCHAR,
+    final_answer_hash  VARCHAR,   -- sha256 of the last assistant text (launch evidence)
     n_records          BIGINT,
     n_copied           BIGINT,    -- records copied from another session, kept out of the frames
     state              VARCHAR,   -- OCP node state, when the log records one
@@ -104,6 +106,7 @@ CREATE TABLE IF NOT EXISTS calls (
     result_agent_id   VARCHAR,
     progress_agent_id VARCHAR,
     output_ids        VARCHAR[],
+    output_hash       VARCHAR,    -- sha256 of a shell call's captured output (launch evidence)
     exit_code         INTEGER,
     is_error          BOOLEAN,
     source_path       VARCHAR NOT NULL,

@@ -103,3 +103,63 @@ def test_unreadable_file_is_classified_not_raised(tmp_path):
     (tmp_path / "gone.jsonl").symlink_to(tmp_path / "deleted-target.jsonl")
     [res] = list(discover([tmp_path]))
     assert (res.harness, res.skip_reason) == (None, "unreadable_file")
+
+
+def _counts(db: Path) -> dict[str, int]:
+    from sessiongraph.store import FILE_TABLES, INFERENCE_TABLES, Store
+
+    with Store(db, read_only=True) as s:
+        return {t: s.counts(f"SELECT 'n', count(*) FROM {t}")["n"] for t in (*FILE_TABLES, *INFERENCE_TABLES)}
+
+
+def test_one_tree_under_every_spelling_is_stored_once(tmp_path, monkeypatch):
+    """Relative, absolute, `..`, symlinked root and symlinked folder spellings of one tree: one
+    copy of every row, and pruning under one spelling drops nothing recorded under another."""
+    import shutil
+
+    from sessiongraph.pipeline import ingest
+    from tests.conftest import SAMPLES
+
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "claude-code", logs / "claude-code")
+    shutil.copytree(SAMPLES / "codex", logs / "codex")
+    (tmp_path / "link").symlink_to(logs)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "cx").symlink_to(logs / "codex")  # a linked folder inside another root
+    once = tmp_path / "once.duckdb"
+    ingest([str(logs)], db=str(once), workers=1)
+    want = _counts(once)
+    assert want["sessions"] and want["edges"]
+
+    db = tmp_path / "s.duckdb"
+    monkeypatch.chdir(tmp_path)
+    first = ingest(["logs"], db=str(db), workers=1)
+    assert first.roots == [str(logs)]
+    for spelling in (str(logs), "link", str(tmp_path / "link" / "codex" / ".." / "codex"), "other", "logs/../logs"):
+        summary = ingest([spelling], db=str(db), workers=1, prune=True)
+        assert summary.files_read == 0 and summary.files_removed == 0, spelling
+        assert _counts(db) == want, spelling
+    # A file gone is pruned whichever spelling names the root.
+    gone = sorted((logs / "codex").rglob("*.jsonl"))[0]
+    gone.unlink()
+    assert ingest(["link"], db=str(db), workers=1, prune=True).files_removed == 1
+    assert _counts(db)["sessions"] == want["sessions"] - 1
+
+
+def test_prune_through_a_linked_folder_drops_what_is_gone_there(tmp_path):
+    """A root holding a link to a folder outside it: its files are stored under their real paths,
+    and a file deleted there is pruned by an ingest of the root."""
+    import shutil
+
+    from sessiongraph.pipeline import ingest
+    from tests.conftest import SAMPLES
+
+    shutil.copytree(SAMPLES / "codex", tmp_path / "elsewhere")
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "cx").symlink_to(tmp_path / "elsewhere")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path / "root")], db=str(db), workers=1)
+    with_all = _counts(db)["ingested_files"]
+    sorted((tmp_path / "elsewhere").rglob("*.jsonl"))[0].unlink()
+    assert ingest([str(tmp_path / "root")], db=str(db), workers=1, prune=True).files_removed == 1
+    assert _counts(db)["ingested_files"] == with_all - 1

@@ -95,7 +95,7 @@ def test_omp_edges_name_their_calls_and_versions(omp_db):
     assert _rows(
         omp_db,
         "SELECT root_session_id, n_sessions, n_spawns, n_artifact_edges, max_depth FROM runs ORDER BY root_session_id",
-    ) == [(LEGACY, 2, 1, 1, 1), (ROOT, 5, 4, 7, 2), (DRIFTER, 1, 0, 0, 0)]
+    ) == [(LEGACY, 2, 1, 1, 1), (ROOT, 5, 4, 7, 2), (f"omp:{GONE}", 1, 0, 0, 1)]  # the missing parent's placeholder
 
 
 def test_omp_dangling_and_orphan_counters(omp_db):

@@ -241,6 +241,70 @@ def test_a_spawned_child_is_never_a_launch_child():
     assert edges_of(launch(frames, done)) == set()
 
 
+def _answer(text: str) -> str:
+    from sessiongraph.ingest.jsonl import answer_hash
+
+    digest = answer_hash(text)
+    assert digest is not None
+    return digest
+
+
+def test_print_mode_launch_is_verified_by_the_output_hash_in_any_cwd():
+    hi = _answer("Hi there!")
+    children = [
+        session("claude-code:answered", 3, entrypoint="sdk-cli", cwd="/elsewhere", final_answer_hash=hi),
+        session("claude-code:nearer", 2, entrypoint="sdk-cli", final_answer_hash=_answer("other")),
+        session("claude-code:late", 40, entrypoint="sdk-cli", cwd="/elsewhere", final_answer_hash=hi),
+    ]
+    calls = [call(L, "b1", "shell", 0, 10, command='echo x | timeout 15 claude --debug -p "say hi"', output_hash=hi)]
+    res = launch(launch_frames(children, calls), Inferred())
+    assert edges_of(res) == {("launch", L, "claude-code:answered", "verified")}
+    assert "final answer = the call's output (sha256)" in res.edges["evidence"][0]
+    # The same output hash from a call that ended before the session began ties nothing.
+    calls = [call(L, "b1", "shell", 0, 10, command='claude --print "say hi"', output_hash=hi)]
+    res = launch(launch_frames(children[2:], calls), Inferred())
+    assert edges_of(res) == set()
+    assert codes(res) == {"unmatched_launch": 1}
+
+
+def test_two_identical_prompts_seconds_apart_each_take_their_own_session():
+    hi = _answer("hi")  # the same prompt, the same answer: only time tells them apart
+    children = [
+        session("claude-code:first", 2, entrypoint="sdk-cli", final_answer_hash=hi),
+        session("claude-code:second", 11, entrypoint="sdk-cli", final_answer_hash=hi),  # inside b1's slack too
+    ]
+    command = 'echo x | timeout 15 claude -p "say hi"'
+    calls = [
+        call(L, "b2", "shell", 10, 16, command=command, output_hash=hi, line=2),
+        call(L, "b1", "shell", 0, 8, command=command, output_hash=hi, line=1),
+    ]
+    res = launch(launch_frames(children, calls), Inferred())
+    got = set(res.edges.select("src_call_id", "dst", "tier").iter_rows())
+    assert got == {("b1", "claude-code:first", "verified"), ("b2", "claude-code:second", "verified")}
+
+
+def test_a_wrapper_is_a_launcher_when_named_or_tied_by_the_output_hash():
+    hi, built = _answer("hello"), _answer("built")
+    children = [
+        session("claude-code:sdk", 3, entrypoint="sdk-cli", final_answer_hash=hi),
+        session("claude-code:tui", 23, entrypoint="cli", final_answer_hash=built),  # interactive: never tied
+    ]
+    wrapper = 'node claude-wrapper.js --print "say hello"'
+    calls = [
+        call(L, "w1", "shell", 0, 10, command=wrapper, output_hash=hi, line=1),
+        call(L, "w2", "shell", 20, 30, command="node build.js", output_hash=built, line=2),
+    ]
+    res = launch(launch_frames(children, calls), Inferred())
+    assert edges_of(res) == {("launch", L, "claude-code:sdk", "verified")}
+    assert "read as no agent CLI" in res.edges["evidence"][0]
+    assert codes(res) == {}  # a call read as no launch is never an unmatched one
+    # Named (--launcher claude-wrapper.js=claude-code), it is a launch by cwd and time alone.
+    named = [call(L, "w1", "shell", 0, 10, command=wrapper)]
+    frames = Frames.from_rows(sessions=[session(L, -100), *children], calls=named)
+    res = launch(shell_facts(frames, launchers=(("claude-wrapper.js", "claude-code"),)), Inferred())
+    assert edges_of(res) == {("launch", L, "claude-code:sdk", "heuristic")}
+
+
 # -- artifacts ----------------------------------------------------------------------------------
 
 

@@ -154,6 +154,35 @@ def test_launch_without_cwd() -> None:
     assert launches("cd /a/b/../c && codex exec x", None) == [L(cwd="/a/c")]
 
 
+# Real print-mode shapes (issue 26): stdin piped in, output piped out, wrappers in front, Windows shims.
+PRINT_CASES = [
+    'echo "say hello" | timeout 15 claude -p "say hi"',
+    'echo x | timeout 15 claude --debug -p "say hi"',
+    'claude --print --dangerously-skip-permissions "say hello" 2>&1',
+    'echo "say hello" | claude --print --setting-sources user 2>&1 | head -50',
+    "env FOO=1 timeout -s KILL 30 nice -n 5 stdbuf -oL claude -p hi | tee /tmp/out.txt",
+    "timeout --foreground -k 5 30s claude -p hi",
+    "claude.exe -p hi",
+    "C:/Users/me/AppData/Roaming/npm/claude.cmd --print hi",
+]
+
+
+@pytest.mark.parametrize("command", PRINT_CASES)
+def test_print_mode_claude_launches(command: str) -> None:
+    assert launches(command, CWD) == [L("claude-code")]
+
+
+def test_a_named_wrapper_script_is_a_launcher() -> None:
+    named = (("claude-wrapper.js", "claude-code"),)
+    stem = (("claude-wrapper", "claude-code"),)
+    assert launches('node claude-wrapper.js --print "say hi"', CWD) == []  # unnamed: no launch
+    assert launches('node claude-wrapper.js --print "say hi"', CWD, named) == [L("claude-code")]
+    assert launches('node --no-warnings tools/claude-wrapper.js -p "x"', CWD, stem) == [L("claude-code")]
+    assert launches("./claude-wrapper.js --print x", CWD, stem) == [L("claude-code")]
+    assert launches("node claude-wrapper.js --help", CWD, named) == []
+    assert launches("node other.js --print x", CWD, named) == []
+
+
 def R(path: str, how: str) -> FileOp:
     return FileOp(path, "read", how)
 

@@ -8,7 +8,7 @@ import re
 
 from sessiongraph.ingest.claude_code.decoding import _FILE, _SIDECAR, _block_text, _paths, _val
 from sessiongraph.ingest.claude_code.session import _Session
-from sessiongraph.ingest.jsonl import as_str, find_uuids, text_hash
+from sessiongraph.ingest.jsonl import answer_hash, as_str, find_uuids, text_hash
 
 # The Task/Agent result text ends "agentId: <id> (for resuming ...)"; nested results have only this.
 AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
@@ -52,6 +52,10 @@ class _Pairing:
                     if isinstance(s, str) and s not in texts:
                         texts.append(s)
             call["output_ids"] = _output_ids(texts)
+            # What the command printed: stdout when the sidecar has it (the result text may add
+            # stderr), else the result text.
+            stdout = sidecar.get("stdout") if isinstance(sidecar, dict) else None
+            call["output_hash"] = answer_hash(stdout) or answer_hash(texts[0])
         elif call["tool"] == "Read" and not call.get("paths"):
             sidecar = _val(sidecar, _SIDECAR)
             file = _val(sidecar.get("file"), _FILE) if isinstance(sidecar, dict) else None

@@ -30,6 +30,7 @@ from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    answer_hash,
     as_int,
     as_str,
     file_size,
@@ -250,6 +251,7 @@ class _Parser(_Handoff, _Pairing):
         content = msg.get("content")
         if isinstance(content, str):
             self._step(n, rec, ts, sess, "assistant", "text", content, model=model, msg_id=msg_id)
+            sess.final_answer_hash = answer_hash(content) or sess.final_answer_hash
         for block in self._content(n, msg):
             if not isinstance(block, dict):
                 continue
@@ -258,9 +260,11 @@ class _Parser(_Handoff, _Pairing):
                 call = self._tool_use(n, rec, ts, sess, block)
                 text = call.pop("_text")
                 self._step(n, rec, ts, sess, "assistant", "tool_call", text, model=model, msg_id=msg_id, call=call)
+                sess.final_answer_hash = None
             elif btype == "text":
                 text = _val(block.get("text"))
                 self._step(n, rec, ts, sess, "assistant", "text", _str(text), model=model, msg_id=msg_id)
+                sess.final_answer_hash = answer_hash(text) or sess.final_answer_hash
             elif btype in ("thinking", "redacted_thinking"):
                 text = _val(block.get("thinking"))
                 self._step(n, rec, ts, sess, "assistant", "thinking", _str(text), model=model, msg_id=msg_id)
@@ -528,6 +532,7 @@ class _Parser(_Handoff, _Pairing):
             "forked_from_id": s.ancestor,
             "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": s.first_prompt_hash,
+            "final_answer_hash": s.final_answer_hash,
             "n_records": s.n_records,
             "n_copied": None if s.key else copies.total(self.copy_runs),
         }

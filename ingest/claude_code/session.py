@@ -25,6 +25,8 @@ class _Session:
     # may be stored in a checkpoint, and no prompt text may be.
     first_prompt_hash: str | None = None
     warmup: bool = False
+    # Hash of the last assistant text, cleared by a tool call after it: what `claude -p` prints.
+    final_answer_hash: str | None = None
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
 

@@ -34,7 +34,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -91,6 +91,7 @@ ATTEMPTS = pl.Schema(
         "layout": pl.String,
         "harness_version": pl.String,
         "cwd": pl.String,
+        "cwd_as_written": pl.String,
         "git_branch": pl.String,
         "git_commit": pl.String,
         "git_repo": pl.String,
@@ -111,6 +112,7 @@ ATTEMPTS = pl.Schema(
         "caused_by_id": pl.String,
         "depends_on": STRS,
         "first_prompt_hash": pl.String,
+        "final_answer_hash": pl.String,
         "n_records": pl.Int64,
         "n_copied": pl.Int64,
         "state": pl.String,
@@ -350,6 +352,13 @@ SELECT o.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.ro
        o.n_files, f.n_attempts, f.state, f.waiting_on, o.total_tokens, o.harness AS _harness,
        {tokens}
 FROM session_overview o LEFT JOIN run_sessions m USING (session_id) LEFT JOIN f USING (session_id)
+UNION ALL BY NAME
+-- a run member with no session: the placeholder of a parent transcript not on disk (inference/runs.py)
+SELECT m.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
+       substr(m.session_id, strpos(m.session_id, ':') + 1) AS native_id, 0::BIGINT AS n_files,
+       0::BIGINT AS n_attempts, 0::BIGINT AS total_tokens, split_part(m.session_id, ':', 1) AS _harness,
+       {zeros}
+FROM run_sessions m WHERE m.session_id NOT IN (SELECT session_id FROM sessions)
 """
 
 _ATTEMPTS = """
@@ -427,7 +436,14 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
     attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
     sessions = _sessions(
-        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=Store.NODE_STATE)), attempts
+        store.query(
+            _SESSIONS.format(
+                tokens=", ".join(f"o.{t}" for t in TOKENS),
+                zeros=", ".join(f"0::BIGINT AS {t}" for t in TOKENS),
+                node_state=Store.NODE_STATE,
+            )
+        ),
+        attempts,
     )
     return sessions, attempts, usage
 
@@ -514,7 +530,12 @@ def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
 def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     per = attempts.group_by("session_id").agg(pl.col("requests").sum(), usd=_usd_sum())
     wall = (pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6
-    return sessions.join(per, on="session_id", how="left").with_columns(wall_s=wall)
+    none = pl.col("n_attempts") == 0  # a placeholder: no request, nothing spent
+    return sessions.join(per, on="session_id", how="left").with_columns(
+        wall_s=wall,
+        requests=pl.when(none).then(0).otherwise(pl.col("requests")),
+        usd=pl.when(none).then(0.0).otherwise(pl.col("usd")),
+    )
 
 
 def _run_features(

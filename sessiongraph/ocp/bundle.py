@@ -32,10 +32,14 @@ class RunBundle:
 _MEMBERS = (
     """
 SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
-       s.harness, s.native_id, s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
+       -- a member with no sessions row is the placeholder of a parent transcript not on disk
+       coalesce(s.harness, split_part(m.session_id, ':', 1)) AS harness,
+       coalesce(s.native_id, substr(m.session_id, strpos(m.session_id, ':') + 1)) AS native_id,
+       s.session_id IS NOT NULL AS on_disk,
+       s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
        s.entrypoint, s.model, s.started_at, s.ended_at, s.state, s.waiting_on
 FROM run_sessions m
-JOIN (
+LEFT JOIN (
     SELECT session_id, any_value(harness) AS harness, any_value(native_id) AS native_id,
            any_value(session_kind) AS session_kind, any_value(agent_type) AS agent_type,
            arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,

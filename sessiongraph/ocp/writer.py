@@ -131,6 +131,7 @@ class _Doc:
         members = {m["session_id"]: m for m in b.members.iter_rows(named=True)}
         attempts = self._attempts(members)
         edges, other_edges = self._edges()
+        edges += self._placeholder_edges(members)
         artifacts, art_edges = self._artifacts()
         edges += art_edges
         nodes = [self._node(m) for m in members.values()]
@@ -207,6 +208,10 @@ class _Doc:
                 }
             },
         }
+        if not m["on_disk"]:  # a missing parent's placeholder (inference/runs.py): a node with no attempts
+            node["title"] = f"{m['harness']} {role} (transcript not on disk)"
+            node["ext"][f"{EXT}.session"]["on_disk"] = False
+            del node["state"]  # nothing says how it stands
         if m["waiting_on"]:  # OCP's node has no field for it: a label any reader can see
             node["labels"] = {"waiting_on": m["waiting_on"]}
         if m["session_id"] in self.native_state:
@@ -337,6 +342,26 @@ class _Doc:
                 record["ext"][f"{EXT}.text"] = text
             (edges if e["kind"] in ("spawn", "launch") else other).append(record)
         return edges, other
+
+    def _placeholder_edges(self, members: dict[str, dict]) -> list[dict]:
+        """Spawn edges from a missing parent's placeholder (no attempts) to the subagents that
+        name it: ``reported``, only the children say so (inference/runs.py)."""
+        out = []
+        for sid, m in members.items():
+            parent = members.get(m["parent_session_id"] or "")
+            if parent is None or parent["on_disk"] or m["via"] != "spawn":
+                continue
+            out.append(
+                {
+                    "from": self.node_of[parent["session_id"]],
+                    "to": self.node_of[sid],
+                    "kind": "spawn",
+                    "tier": "reported",
+                    "evidence": "parent transcript not on disk; the child's folder or records name it",
+                    "to_attempt": self.started(sid, m["started_at"]),
+                }
+            )
+        return out
 
     def _artifacts(self) -> tuple[list[dict], list[dict]]:
         arts, edges, ids = [], [], {}

@@ -25,8 +25,11 @@ def run_graph(store: Store, ref: str) -> RunGraph:
     run_id = store.resolve_run(ref)
     run = store.query("SELECT * FROM runs WHERE run_id = $1", [run_id]).row(0, named=True)
     members = store.query(
-        """SELECT m.*, o.harness, o.session_kind, o.model, o.entrypoint, o.started_at, o.ended_at, o.total_tokens
-           FROM run_sessions m JOIN session_overview o USING (session_id)
+        # a member with no session is a missing parent's placeholder (inference/runs.py)
+        """SELECT m.*, coalesce(o.harness, split_part(m.session_id, ':', 1)) AS harness,
+                  coalesce(o.session_kind, 'not on disk') AS session_kind, o.model, o.entrypoint,
+                  o.started_at, o.ended_at, coalesce(o.total_tokens, 0) AS total_tokens
+           FROM run_sessions m LEFT JOIN session_overview o USING (session_id)
            WHERE m.run_id = $1 ORDER BY m.depth, o.started_at, m.session_id""",
         [run_id],
     )
