@@ -22,7 +22,7 @@ from sessiongraph.inference import infer, partitions
 from sessiongraph.inference.edges import conform
 from sessiongraph.ingest.discover import listing
 from sessiongraph.ingest.frames import SCHEMAS, Frames
-from sessiongraph.pipeline import parse_path
+from sessiongraph.work import parse_path
 from tests.conftest import SAMPLES
 from tests.test_lineage_wild import _copy as copy_wild
 from tests.test_paths import copy_relay, write_windows
@@ -53,7 +53,7 @@ def parsed(tmp_path_factory) -> list[tuple[str, Frames]]:
     for name, where in roots.items():
         for item, _size, _mtime in listing([where]):
             if isinstance(item, str):
-                found, frames, _checkpoint = parse_path(item)
+                found, frames = parse_path(item)[:2]
                 if found.harness is not None:
                     frames.tables()
                     out.append((f"{name}:{Path(item).relative_to(where.resolve())}", frames))

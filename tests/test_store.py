@@ -83,10 +83,10 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
     # the Gemini sample launches one more Claude session; scenarios/copied-history adds 3 Claude
     # Code, 7 Codex and 3 Gemini CLI sessions; scenarios/lineage-wild 5 Claude Code (two of them
-    # inline subagents) and 13 Codex.
+    # inline subagents) and 13 Codex; scenarios/paths 2 Claude Code and 7 Codex.
     assert data["sessions_by_harness"] == {
-        "claude-code": 37,
-        "codex": 36,
+        "claude-code": 39,
+        "codex": 43,
         "gemini-cli": 5,
         "ocp": 2,
         "omp": 9,
