@@ -34,7 +34,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -91,6 +91,7 @@ ATTEMPTS = pl.Schema(
         "layout": pl.String,
         "harness_version": pl.String,
         "cwd": pl.String,
+        "cwd_as_written": pl.String,
         "git_branch": pl.String,
         "git_commit": pl.String,
         "git_repo": pl.String,
