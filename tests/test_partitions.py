@@ -55,7 +55,7 @@ def parsed(tmp_path_factory) -> list[tuple[str, Frames]]:
     for name, where in roots.items():
         for item, _size, _mtime in listing([where]):
             if isinstance(item, str):
-                found, frames, _checkpoint = parse_path(item)
+                found, frames = parse_path(item)[:2]
                 if found.harness is not None:
                     frames.tables()
                     out.append((f"{name}:{Path(item).relative_to(where.resolve())}", frames))
