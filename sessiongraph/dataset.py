@@ -27,7 +27,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TIERS = ("verified", "heuristic", "reported")
@@ -115,6 +115,8 @@ ATTEMPTS = pl.Schema(
         "parent_tool_use_id": pl.String,
         "spawn_depth": pl.Int32,
         "agent_type": pl.String,
+        "agent_name": pl.String,
+        "team_name": pl.String,
         "forked_from_id": pl.String,
         "root_native_id": pl.String,
         "continued_from_id": pl.String,

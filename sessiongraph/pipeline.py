@@ -18,7 +18,7 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, classify, default_roots, listing, size_mtime
+from sessiongraph.ingest.discover import Found, classify, default_roots, listing, not_transcript, size_mtime
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
@@ -251,7 +251,7 @@ def ingest(
         # Files whose fingerprint differs from the stored one, found by DuckDB: no Python work
         # per unchanged file (the store's fingerprints of these files, for those it holds).
         known = store.changed(names, sizes, mtimes, privacy)
-        not_log = [n.endswith(_NOT_TRANSCRIPT_TAILS) or n in NOT_TRANSCRIPTS for n in names]
+        not_log = [not_transcript(n) for n in names]
         since_ns = since.timestamp() * 1e9 if since is not None else None
         old = [since_ns is not None and 0 <= m < since_ns for m in mtimes]  # not modified since: nothing newer
         skipped["not_transcript"] = sum(not_log)
@@ -445,5 +445,4 @@ class _Ahead:
 
 
 SIDECAR = ".meta.json"
-_NOT_TRANSCRIPT_TAILS = tuple("/" + n for n in NOT_TRANSCRIPTS)
 _CHANGED = "\x00changed"  # key of Store.changed's list of changed positions

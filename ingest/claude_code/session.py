@@ -25,6 +25,8 @@ class _Session:
     # may be stored in a checkpoint, and no prompt text may be.
     first_prompt_hash: str | None = None
     warmup: bool = False
+    teammate: bool = False  # the first prompt is the team lead's <teammate-message>
+    team_name: str | None = None
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
 
@@ -38,6 +40,7 @@ class _Session:
         self.version = self.version or as_str(rec.get("version"))
         self.entrypoint = self.entrypoint or as_str(rec.get("entrypoint"))
         self.slug = self.slug or as_str(rec.get("slug"))
+        self.team_name = self.team_name or as_str(rec.get("teamName"))
         snake = as_str(rec.get("session_id"))
         if snake and snake != rec.get("sessionId"):
             self.ancestor = self.ancestor or snake
