@@ -133,7 +133,9 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
                 evidence=pl.when(inline).then(pl.lit("inline sidechain within the call")).otherwise(pl.lit(evidence)),
             )
         elif call_col == "result_agent_id":
-            m = m.with_columns(tier=pl.lit(tier), evidence=pl.col("tool").replace_strict(RESULT_NAMES, default=evidence))
+            m = m.with_columns(
+                tier=pl.lit(tier), evidence=pl.col("tool").replace_strict(RESULT_NAMES, default=evidence)
+            )
         else:
             m = m.with_columns(tier=pl.lit(tier), evidence=pl.lit(evidence))
         parts.append(m.select(_CAND))
@@ -148,7 +150,11 @@ def _claude_teammates(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFra
     several such calls, the latest one started before the teammate; every file of one teammate
     (Claude may write two that start together) is a child of that one call."""
     kids = children.filter((pl.col("harness") == "claude-code") & pl.col("agent_name").is_not_null()).select(
-        pl.col("session_id").alias("dst"), "native_id", "agent_name", "team_name", pl.col("started_at").alias("kid_start")
+        pl.col("session_id").alias("dst"),
+        "native_id",
+        "agent_name",
+        "team_name",
+        pl.col("started_at").alias("kid_start"),
     )
     c = calls.filter((pl.col("harness") == "claude-code") & pl.col("agent_name").is_not_null()).select(
         pl.col("session_id").alias("src"),
@@ -215,7 +221,10 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
         in_run=pl.col("run").is_in(known["src"].implode()).fill_null(False),
     ).select(
         pl.col("session_id").alias("dst"),
-        pl.when(pl.col("in_run")).then(pl.col("run")).otherwise(pl.lit("claude-code:") + pl.col("native_id")).alias("src"),
+        pl.when(pl.col("in_run"))
+        .then(pl.col("run"))
+        .otherwise(pl.lit("claude-code:") + pl.col("native_id"))
+        .alias("src"),
         pl.lit(None, pl.String).alias("src_call_id"),
         pl.lit("heuristic").alias("tier"),
         pl.when(pl.col("in_run"))

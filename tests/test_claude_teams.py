@@ -88,7 +88,10 @@ def test_team_edges_exactly(team):
 
 def test_teammates_are_verified_by_name_team_and_agent_id(team):
     evidence = dict(
-        team.query("SELECT dst, evidence FROM edges WHERE kind = 'spawn' AND src_call_id IN $1", [list(_calls(IDS["T"]).values())]).rows()
+        team.query(
+            "SELECT dst, evidence FROM edges WHERE kind = 'spawn' AND src_call_id IN $1",
+            [list(_calls(IDS["T"]).values())],
+        ).rows()
     )
     for name in TEAMMATES:
         assert evidence[f"{LEAD}/{IDS['T_' + name.upper()]}"].startswith(
@@ -200,7 +203,9 @@ def test_without_a_journal_the_agents_are_the_workflow_calls(tmp_path):
     with _store(tmp_path, root) as s:
         assert _spawns(s) == {(WLEAD, f"{WLEAD}/{IDS[a]}", "verified", wcall) for a in ("W_A", "W_B", "W_B2")}
         evidence = s.query("SELECT DISTINCT evidence FROM edges WHERE kind = 'spawn'").rows()
-        assert evidence == [("workflows/wf_<runId> folder = Workflow toolUseResult.runId + directory layout (workflow)",)]
+        assert evidence == [
+            ("workflows/wf_<runId> folder = Workflow toolUseResult.runId + directory layout (workflow)",)
+        ]
         assert _diags(s) == []
 
 
@@ -230,7 +235,10 @@ def test_incremental_ingest_keeps_the_pairs(tmp_path):
     root = tmp_path / "logs"
     shutil.copytree(HARBOR, root / HARBOR.name)
     shutil.copytree(QUILL, root / QUILL.name)
-    held = [root / HARBOR.name / IDS["T"] / "subagents" / f"agent-{IDS['T_TESTER2']}.jsonl", root / JOURNAL.relative_to(CC / "projects")]
+    held = [
+        root / HARBOR.name / IDS["T"] / "subagents" / f"agent-{IDS['T_TESTER2']}.jsonl",
+        root / JOURNAL.relative_to(CC / "projects"),
+    ]
     aside = tmp_path / "aside"
     aside.mkdir()
     for i, f in enumerate(held):

@@ -719,7 +719,7 @@ def render_md(man, ids):
     L.append("\n## Edges\n\n### Spawns\n\n")
     L.append(md_table([(e["tool"], e["tool_use_id"], e["parent_agentId"] or "main", e["child_agentId"] or e["child_root_uuid"], e["child_file"] or e["child_stream"], "; ".join(e["evidence"])) for e in ed["spawns"]],
                       ["tool", "tool_use_id", "parent", "child", "child file/stream", "evidence"]))
-    L.append("\nNot spawns (same layout): warm-up sidechains/agents, `agent-acompact-*` (compaction) and the workflow agent (linked by its `wf_<runId>` folder = the Workflow call's `toolUseResult.runId`).\n")
+    L.append("\nNot spawns (same layout): warm-up sidechains/agents and `agent-acompact-*` (compaction). A Workflow call's child is its run: the journal in its `wf_<runId>` folder (`toolUseResult.runId`) when there is one (W), else the agents in that folder (D). A teammate call's children are the files whose meta.json `agentType` is its `name` (T's `tester`: two).\n")
     L.append("\n### Workflow journals\n\n")
     L.append(md_table([(f"`{j['file']}`", j["runId"], ", ".join(f"{x['agentId']} (line {x['line']})" for x in j["started"]), ", ".join(x["agentId"] for x in j["results"])) for j in man["workflow_journals"].values()],
                       ["journal", "runId", "started", "result"]))
