@@ -189,10 +189,12 @@ def test_the_journal_is_the_runs_session():
     assert not claude_code.is_workflow_journal(str(QUILL / "journal.jsonl"))
 
 
-def test_a_journal_elsewhere_is_skipped(tmp_path):
+def test_a_journal_elsewhere_and_the_run_state_file_are_no_sessions(tmp_path):
     other = tmp_path / "journal.jsonl"
     other.write_text('{"type":"started","agentId":"a1"}\n')
     assert classify(str(other)).skip_reason == "not_transcript"
+    state = QUILL / IDS["W"] / "workflows" / f"{IDS['W_RUN']}.json"
+    assert classify(str(state)).skip_reason == "not_a_log"
 
 
 def test_without_a_journal_the_agents_are_the_workflow_calls(tmp_path):
@@ -265,3 +267,27 @@ def test_a_teammate_is_known_by_its_first_prompt_not_its_type():
     explore = claude_code.parse(str(sub / f"agent-{IDS['T_EXPLORE']}.jsonl")).sessions.row(0, named=True)
     assert (lexer["agent_name"], lexer["agent_type"], lexer["session_kind"]) == ("lexer", "lexer", "subagent")
     assert (explore["agent_name"], explore["agent_type"]) == (None, "Explore")
+
+
+def test_a_broken_journal_is_counted_not_raised(tmp_path):
+    run_dir = tmp_path / "sid-1" / "subagents" / "workflows" / "wf_x"
+    run_dir.mkdir(parents=True)
+    journal = run_dir / "journal.jsonl"
+    journal.write_bytes(
+        b'{"type":"launched"}\n'
+        b"not json\n"
+        b'{"type":"started"}\n'  # no agentId
+        b'{"type":"result","agentId":"a9"}\n'  # no started line names it
+        b'{"type":"phase_started","index":1}\n'
+        b'{"type":"started","agentId":"a1","label":"x"}\n'
+    )
+    assert classify(str(journal)).harness == "claude-code"
+    frames = claude_code.parse(str(journal))
+    assert frames.diagnostics.select("line", "code").rows() == [
+        (2, "invalid_json"),
+        (3, "wrong_type"),
+        (4, "unmatched_result"),
+        (5, "unknown_record_type"),
+    ]
+    assert frames.sessions["session_id"].to_list() == ["claude-code:sid-1/wf_x"]
+    assert frames.calls.select("call_id", "result_agent_id").rows() == [("line6", "a1")]
