@@ -5,8 +5,12 @@ Routes, strongest first (harness-log-formats.md 1.6, 2.7):
   ``toolUseId`` is the parent's call id; ``agent_progress`` records tie the agent id to the
   call; a Codex child's ``thread_spawn.parent_thread_id`` (with the parent's call whose output,
   ``collab_agent_spawn_end`` or 0.14x ``sub_agent_activity`` names the child); an inline (<= 2.0.27) sidechain that sits between
-  a Task call and its result and repeats its prompt.
-- heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
+  a Task call and its result and repeats its prompt; a Claude teammate whose name the lead's
+  Agent call (``name``/``team_name``), its ``teammate_spawned`` result and its meta.json agree on;
+  a workflow run (its journal) whose folder the Workflow result names, an agent its journal
+  started (no journal: the Workflow call whose runId is the agent's folder).
+- heuristic: the child's first prompt equals a spawn call's prompt; a teammate named by a call
+  whose result does not say so; directory layout alone (a workflow agent's: its run's folder).
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
 Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 A session is never its own parent, and one parent is chosen the same way whatever the rows' order.

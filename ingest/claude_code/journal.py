@@ -26,7 +26,7 @@ from sessiongraph.ingest.jsonl import Diagnostics, as_str, json_type, parse_ts
 
 NAME = "claude-code"
 JOURNAL = "journal.jsonl"
-RUN_PREFIX = "wf_"
+RUN_PREFIX = "wf_"  # subagents/workflows/wf_<runId>/: a run's folder
 STARTED_TOOL = "journal:started"  # the tool name of a started line's call
 # Journal events seen in workflow runs (third-party readers of 2.1.2xx runs; no vendor docs).
 EVENTS = frozenset({"launched", "started", "result"})

@@ -25,6 +25,7 @@ from sessiongraph.ingest.claude_code.decoding import (
     _val,
 )
 from sessiongraph.ingest.claude_code.handoff import HANDOFF_CITE, _Handoff
+from sessiongraph.ingest.claude_code.journal import RUN_PREFIX
 from sessiongraph.ingest.claude_code.pairing import WORKFLOW_TOOL, _Pairing
 from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.frames import Frames, split_cache_writes
@@ -48,7 +49,6 @@ FILE_TOOLS: dict[str, tuple[str, str, str]] = {
 SEARCH_TOOLS = frozenset({"Glob", "Grep"})
 
 AGENT_FILE = re.compile(r"^agent-(?P<id>.+)\.jsonl$")
-RUN_PREFIX = "wf_"  # subagents/workflows/wf_<runId>/
 UUID_STEM = re.compile(r"^" + UUID.pattern + r"$")
 AGENT_KEY = "agent:"  # session key of inline sidechain records that carry their agentId
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
