@@ -79,9 +79,10 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/ocp adds 5 imported sessions (2 claude-code, 1 codex, 2 with no harness named);
     # the Gemini sample launches one more Claude session; scenarios/copied-history adds 3 Claude
     # Code, 7 Codex and 3 Gemini CLI sessions; scenarios/lineage-wild 5 Claude Code (two of them
-    # inline subagents) and 13 Codex.
+    # inline subagents) and 13 Codex; the agent-team sample 8 (lead, Explore, five teammate
+    # files, compaction) and the workflow sample 5 (lead, the run's journal, three agents).
     assert data["sessions_by_harness"] == {
-        "claude-code": 37,
+        "claude-code": 37 + 8 + 5,
         "codex": 36,
         "gemini-cli": 5,
         "ocp": 2,
