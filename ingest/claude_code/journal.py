@@ -19,6 +19,7 @@ never read.
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 from sessiongraph.ingest import resume
 from sessiongraph.ingest.frames import Frames
@@ -54,7 +55,8 @@ class _Journal:
         self.native, self.run = run_of(path) or ("", "")
         self.calls: list[dict] = []
         self.by_agent: dict[str, int] = {}  # agentId -> index of its latest started call
-        self.first_ts = self.last_ts = None
+        self.first_ts: datetime | None = None
+        self.last_ts: datetime | None = None
         self.n_records = 0
 
     def state(self) -> dict:
