@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessiongraph.export import export_ocp
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.ingest import claude_code
 from sessiongraph.ingest.discover import classify
 from sessiongraph.pipeline import ingest
