@@ -364,5 +364,3 @@ class _Ahead:
         close = getattr(self._items, "close", None)
         if close is not None:
             close()
-
-

@@ -19,9 +19,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessiongraph.ocp.files import export_ocp
 from sessiongraph.ingest import claude_code
 from sessiongraph.ingest.discover import classify
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES
