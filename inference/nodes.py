@@ -27,6 +27,8 @@ _FIRST_NON_NULL = [
     "parent_tool_use_id",
     "spawn_depth",
     "agent_type",
+    "agent_name",
+    "team_name",
     "forked_from_id",
     "root_native_id",
     "continued_from_id",

@@ -5,8 +5,12 @@ Routes, strongest first (harness-log-formats.md 1.6, 2.7):
   ``toolUseId`` is the parent's call id; ``agent_progress`` records tie the agent id to the
   call; a Codex child's ``thread_spawn.parent_thread_id`` (with the parent's call whose output,
   ``collab_agent_spawn_end`` or 0.14x ``sub_agent_activity`` names the child); an inline (<= 2.0.27) sidechain that sits between
-  a Task call and its result and repeats its prompt.
-- heuristic: the child's first prompt equals a spawn call's prompt; directory layout alone.
+  a Task call and its result and repeats its prompt; a Claude teammate whose name the lead's
+  Agent call (``name``/``team_name``), its ``teammate_spawned`` result and its meta.json agree on;
+  a workflow run (its journal) whose folder the Workflow result names, an agent its journal
+  started (no journal: the Workflow call whose runId is the agent's folder).
+- heuristic: the child's first prompt equals a spawn call's prompt; a teammate named by a call
+  whose result does not say so; directory layout alone (a workflow agent's: its run's folder).
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
 Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 A session is never its own parent, and one parent is chosen the same way whatever the rows' order.
@@ -34,6 +38,8 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
     cands = pl.concat(
         [
             _claude_by_call(children, calls),
+            _claude_teammates(children, calls),
+            _claude_workflow_agents(children, calls),
             _claude_by_layout(children, ns),
             _recorded_parent(children, ns, calls),
             _call_running(children, calls),
@@ -83,6 +89,14 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
     return PassResult(conform(edges, EDGES), diags)
 
 
+# Evidence a call's result names the child, by the call's tool: a Workflow result names its run
+# (runId, the wf_<runId> folder), a journal's started line the agent it started.
+RESULT_NAMES = {
+    "Workflow": "Workflow toolUseResult.runId",
+    "journal:started": "journal started agentId",
+}
+
+
 def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """Child <-> the spawn call in the same Claude session tree that names it."""
     kids = children.filter(pl.col("harness") == "claude-code").select(
@@ -92,6 +106,7 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
         pl.col("session_id").alias("src"),
         "native_id",
         pl.col("call_id").alias("src_call_id"),
+        "tool",
         "result_agent_id",
         "progress_agent_id",
         "prompt_hash",
@@ -121,19 +136,110 @@ def _claude_by_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame
                 tier=pl.when(inline & ~same_prompt.fill_null(False)).then(pl.lit("heuristic")).otherwise(pl.lit(tier)),
                 evidence=pl.when(inline).then(pl.lit("inline sidechain within the call")).otherwise(pl.lit(evidence)),
             )
+        elif call_col == "result_agent_id":
+            m = m.with_columns(
+                tier=pl.lit(tier), evidence=pl.col("tool").replace_strict(RESULT_NAMES, default=evidence)
+            )
         else:
             m = m.with_columns(tier=pl.lit(tier), evidence=pl.lit(evidence))
         parts.append(m.select(_CAND))
     return pl.concat(parts)
 
 
+def _claude_teammates(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """A teammate <-> the lead's Agent call that named it (agent teams): the call's ``name`` is
+    the teammate's meta.json name (agentType in 2.1.8x), in the same session tree and, when the
+    teammate's records name their team, the call's ``team_name``. Verified when the call's result
+    (``teammate_spawned``) names the same ``<name>@<team>``; heuristic on the name alone. Of
+    several such calls, the latest one started before the teammate; every file of one teammate
+    (Claude may write two that start together) is a child of that one call."""
+    kids = children.filter((pl.col("harness") == "claude-code") & pl.col("agent_name").is_not_null()).select(
+        pl.col("session_id").alias("dst"),
+        "native_id",
+        "agent_name",
+        "team_name",
+        pl.col("started_at").alias("kid_start"),
+    )
+    c = calls.filter((pl.col("harness") == "claude-code") & pl.col("agent_name").is_not_null()).select(
+        pl.col("session_id").alias("src"),
+        "native_id",
+        pl.col("call_id").alias("src_call_id"),
+        "agent_name",
+        pl.col("team_name").alias("call_team"),
+        "result_agent_id",
+        "started_at",
+    )
+    said = pl.col("result_agent_id") == pl.col("agent_name") + pl.lit("@") + pl.col("call_team")
+    return (
+        kids.join(c, on=["native_id", "agent_name"], how="inner")
+        .filter(
+            (pl.col("team_name").is_null() | (pl.col("team_name") == pl.col("call_team")))
+            & (pl.col("started_at") <= pl.col("kid_start")).fill_null(True)
+        )
+        .with_columns(
+            tier=pl.when(said.fill_null(False)).then(pl.lit("verified")).otherwise(pl.lit("heuristic")),
+            evidence=pl.when(said.fill_null(False))
+            .then(pl.lit("Agent name/team_name = teammate_spawned agent_id = meta.json agentType"))
+            .otherwise(pl.lit("Agent name = meta.json agentType")),
+        )
+        .sort("dst", rank("tier"), "started_at", "src_call_id", descending=[False, False, True, False], nulls_last=True)
+        .unique("dst", keep="first", maintain_order=True)
+        .select(_CAND)
+    )
+
+
+def _claude_workflow_agents(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """A workflow agent whose run left no journal <-> the lead's Workflow call whose result
+    names the run (runId = the wf_<runId> folder the agent lies in). With a journal, the agent
+    is the run's (``_claude_by_call``, ``_claude_by_layout``), the run the call's."""
+    kids = children.filter((pl.col("harness") == "claude-code") & (pl.col("layout") == "workflow"))
+    journals = children.filter(pl.col("layout") == "journal").select(
+        "native_id", pl.col("agent_id").alias("parent_agent_id")
+    )
+    kids = kids.join(journals, on=["native_id", "parent_agent_id"], how="anti").select(
+        pl.col("session_id").alias("dst"), "native_id", "parent_agent_id"
+    )
+    c = calls.filter((pl.col("harness") == "claude-code") & (pl.col("tool") == "Workflow")).select(
+        pl.col("session_id").alias("src"), "native_id", pl.col("call_id").alias("src_call_id"), "result_agent_id"
+    )
+    return kids.join(
+        c, left_on=["native_id", "parent_agent_id"], right_on=["native_id", "result_agent_id"], how="inner"
+    ).select(
+        "dst",
+        "src",
+        "src_call_id",
+        pl.lit("verified").alias("tier"),
+        pl.lit("workflows/wf_<runId> folder = Workflow toolUseResult.runId").alias("evidence"),
+    )
+
+
 def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
     """No call names the child: its declared parent agent (reported), its folder or, for an
-    inline sidechain, the transcript it shares with its parent (heuristic)."""
+    inline sidechain, the transcript it shares with its parent (heuristic). A workflow agent's
+    folder is its run's (the run's journal session, else the session the run is in)."""
     kids = children.filter(pl.col("harness") == "claude-code")
+    known = ns.select(pl.col("session_id").alias("src"))
+    run = pl.lit("claude-code:") + pl.col("native_id") + pl.lit("/") + pl.col("parent_agent_id")
+    workflow = kids.filter(pl.col("layout") == "workflow").with_columns(run.alias("run"))
+    workflow = workflow.with_columns(
+        in_run=pl.col("run").is_in(known["src"].implode()).fill_null(False),
+    ).select(
+        pl.col("session_id").alias("dst"),
+        pl.when(pl.col("in_run"))
+        .then(pl.col("run"))
+        .otherwise(pl.lit("claude-code:") + pl.col("native_id"))
+        .alias("src"),
+        pl.lit(None, pl.String).alias("src_call_id"),
+        pl.lit("heuristic").alias("tier"),
+        pl.when(pl.col("in_run"))
+        .then(pl.lit("directory layout (workflows/") + pl.col("parent_agent_id") + pl.lit(")"))
+        .otherwise(pl.lit("directory layout (workflow)"))
+        .alias("evidence"),
+    )
+    kids = kids.filter(pl.col("layout") != "workflow")
     declared = kids.filter(pl.col("parent_agent_id").is_not_null()).select(
         pl.col("session_id").alias("dst"),
-        (pl.lit("claude-code:") + pl.col("native_id") + pl.lit("/") + pl.col("parent_agent_id")).alias("src"),
+        run.alias("src"),
         pl.lit(None, pl.String).alias("src_call_id"),
         pl.lit("reported").alias("tier"),
         pl.lit("meta.json parentAgentId").alias("evidence"),
@@ -148,7 +254,7 @@ def _claude_by_layout(children: pl.DataFrame, ns: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.lit("directory layout (") + pl.col("layout") + pl.lit(")"))
         .alias("evidence"),
     )
-    return pl.concat([declared, layout]).join(ns.select(pl.col("session_id").alias("src")), on="src", how="semi")
+    return pl.concat([declared, layout, workflow]).join(known, on="src", how="semi")
 
 
 # Evidence wording per harness for "the child records its parent" (+ "the call names the child").

@@ -22,8 +22,9 @@ PROBE_BYTES = 1024 * 1024
 # nobody claims (settings, sidecars, caches) is simply not a log.
 LOG_SUFFIXES = (".jsonl", ".json", ".db")
 REPORTED_SUFFIXES = (".jsonl", ".ocp.json")
-# Files that sit in the log roots but hold no session: prompt history (Claude, Codex) and
-# workflow journals (Claude 2.1.x). They are counted as skipped, never parsed.
+# Files that sit in the log roots but hold no session: prompt history (Claude, Codex), and a
+# journal.jsonl anywhere but in a Claude workflow run's folder (that one is the run's log, read by
+# the claude-code adapter). They are counted as skipped, never parsed.
 NOT_TRANSCRIPTS = frozenset({"history.jsonl", "journal.jsonl"})
 # Folders under the roots that hold no transcripts but can be large (tool output, caches).
 SKIP_DIRS = frozenset({"tool-results", "node_modules", ".git", "plugins", "cache", "shell-snapshots"})
@@ -136,7 +137,7 @@ def size_mtime(path: str) -> tuple[int, int]:
 
 def classify(path: str) -> Found:
     """Decide by content (and layout hints inside each adapter) which harness wrote ``path``."""
-    if os.path.basename(path) in NOT_TRANSCRIPTS:
+    if not_transcript(path):
         return Found(path, None, "not_transcript")
     try:
         with open(path, "rb") as fh:
@@ -152,6 +153,14 @@ def classify(path: str) -> Found:
     if found is not None:
         return found
     return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
+
+
+def not_transcript(path: str) -> bool:
+    """A file of NOT_TRANSCRIPTS (by name), never parsed."""
+    name = os.path.basename(path)
+    if name not in NOT_TRANSCRIPTS:
+        return False
+    return not (name == "journal.jsonl" and registry.get("claude-code").is_workflow_journal(path))
 
 
 def _claim(path: str, head: bytes, final: bool) -> Found | None:

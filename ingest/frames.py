@@ -47,8 +47,9 @@ FileOp = Literal["read", "write", "delete"]
 Tier = Literal["verified", "heuristic", "reported"]
 # Privacy profiles (ingest/privacy.py): metadata_only keeps no log text; full keeps it, secrets masked.
 Profile = Literal["metadata_only", "full"]
-# main: a top-level transcript; subagent: spawned by a tool call; the rest share a
-# subagent's layout but are not spawns (their tokens are still real spend).
+# main: a top-level transcript; subagent: spawned by a tool call (a Claude teammate too);
+# workflow: a session of a Claude workflow run (its journal, or one of the agents it ran); the
+# rest share a subagent's layout but are not spawns (their tokens are still real spend).
 SessionKind = Literal[
     "main",
     "subagent",
@@ -107,7 +108,8 @@ SESSIONS = pl.Schema(
         "native_id": pl.String,  # the harness's own session/thread id
         "agent_id": pl.String,  # Claude subagent id (file agent-<id>), null for main transcripts
         "session_kind": pl.String,  # one of SESSION_KINDS
-        "layout": pl.String,  # how the log is stored: main | inline | flat | nested | workflow | rollout
+        # how the log is stored: main | inline | flat | nested | workflow | journal | rollout
+        "layout": pl.String,
         "harness_version": pl.String,
         "source_path": pl.String,
         "source_bytes": pl.Int64,
@@ -124,10 +126,17 @@ SESSIONS = pl.Schema(
         "slug": pl.String,
         # Parent hints exactly as the log records them; the spawn pass turns them into edges.
         "parent_native_id": pl.String,  # Claude: sessionId of the parent; Codex: parent_thread_id
-        "parent_agent_id": pl.String,  # meta.json parentAgentId (nested Claude spawns)
+        # meta.json parentAgentId (nested Claude spawns); for a workflow agent, the wf_<runId> folder
+        # it lies in (the agent id of the run's journal session)
+        "parent_agent_id": pl.String,
         "parent_tool_use_id": pl.String,  # meta.json toolUseId
         "spawn_depth": pl.Int32,
         "agent_type": pl.String,  # meta.json agentType / Codex agent_role
+        # Claude agent teams: a teammate's name (meta.json name, else its agentType, which 2.1.8x
+        # sets to the name) and the team a session worked in (the records' teamName, meta.json
+        # teamName); the spawn pass pairs a teammate with the lead's Agent call that named it.
+        "agent_name": pl.String,
+        "team_name": pl.String,
         "forked_from_id": pl.String,  # Codex forked_from_id; Claude snake-case session_id ancestor
         "root_native_id": pl.String,  # Codex session_id (root thread of a spawn tree)
         # Claude: the earlier session a plan hand-off or /clear continued (its copied tail
@@ -171,8 +180,12 @@ CALLS = pl.Schema(
         "subagent_type": pl.String,
         "description": pl.String,  # a spawn's task description; log text, see ingest.privacy
         "run_in_background": pl.Boolean,
+        "agent_name": pl.String,  # the teammate an Agent call spawned: its input name ...
+        "team_name": pl.String,  # ... and team_name
         "prompt_hash": pl.String,  # sha256 of the prompt a spawn call passed (see sessions)
-        "result_agent_id": pl.String,  # child id the result names (agentId / new_thread_id)
+        # child id the result names (agentId / new_thread_id; a teammate's agent_id <name>@<team>,
+        # a Workflow run's runId)
+        "result_agent_id": pl.String,
         "progress_agent_id": pl.String,  # child id tied by agent_progress records
         "output_ids": STRS,  # session ids printed into captured output (launch evidence)
         "output_hash": pl.String,  # a shell call's captured output, ``jsonl.answer_hash`` (launch evidence)

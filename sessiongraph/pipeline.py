@@ -15,7 +15,7 @@ from sessiongraph import engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, steps
-from sessiongraph.ingest.discover import NOT_TRANSCRIPTS, Found, listing, pruned_under, size_mtime
+from sessiongraph.ingest.discover import Found, listing, not_transcript, pruned_under, size_mtime
 from sessiongraph.ingest.discover import roots as real_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.shell import check_launchers
@@ -145,7 +145,7 @@ def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None) -
     mtimes = [mtime for _i, _s, mtime in listed]
     changed = store.changed(names, sizes, mtimes, privacy)
     stored = dict(changed.stored)
-    not_log = [n.endswith(_NOT_TRANSCRIPT_TAILS) or n in NOT_TRANSCRIPTS for n in names]
+    not_log = [not_transcript(n) for n in names]
     since_ns = job.since.timestamp() * 1e9 if job.since is not None else None
     old = [since_ns is not None and 0 <= m < since_ns for m in mtimes]  # not modified since: nothing newer
     skipped: Counter[str] = Counter()
@@ -365,6 +365,3 @@ class _Ahead:
         close = getattr(self._items, "close", None)
         if close is not None:
             close()
-
-
-_NOT_TRANSCRIPT_TAILS = tuple("/" + n for n in NOT_TRANSCRIPTS)

@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     parent_tool_use_id VARCHAR,
     spawn_depth        INTEGER,
     agent_type         VARCHAR,
+    agent_name         VARCHAR,   -- a Claude teammate's name
+    team_name          VARCHAR,   -- the Claude agent team the session worked in
     forked_from_id     VARCHAR,
     root_native_id     VARCHAR,
     continued_from_id  VARCHAR,
@@ -102,6 +104,8 @@ CREATE TABLE IF NOT EXISTS calls (
     subagent_type     VARCHAR,
     description       VARCHAR,
     run_in_background BOOLEAN,
+    agent_name        VARCHAR,
+    team_name         VARCHAR,
     prompt_hash       VARCHAR,
     result_agent_id   VARCHAR,
     progress_agent_id VARCHAR,

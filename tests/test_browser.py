@@ -175,21 +175,22 @@ def test_nothing_is_fetched(run_page, tmp_path):
 def test_the_address_sorts_the_table_and_selects_an_edge(run_page, store_db, tmp_path):
     page, members, edges = run_page
     with Store(store_db, read_only=True) as store:
-        heuristic = store.query(
-            "SELECT edge_id, evidence FROM all_edges WHERE kind = 'spawn' AND tier = 'heuristic' AND src = $1", [ORBIT]
+        # the workflow agent's edge (its wf_<runId> folder is the Workflow call's runId)
+        edge = store.query(
+            "SELECT edge_id, evidence FROM all_edges WHERE kind = 'spawn' AND dst = $1", [f"{ORBIT}/ab91b662353a9c460"]
         ).row(0)
         n_root_edges = store.query("SELECT count(*) FROM all_edges WHERE $1 IN (src, dst)", [ORBIT]).item()
-    dom = Elements(dump_dom(tmp_path, page, f"#sort=usd:desc&select=edge:{quote(heuristic[0], safe='')}"))
+    dom = Elements(dump_dom(tmp_path, page, f"#sort=usd:desc&select=edge:{quote(edge[0], safe='')}"))
     usd = [float(a["data-v"]) for a in dom.find("td") if a.get("data-key") == "usd"]
     assert len(usd) == 6 and usd == sorted(usd, reverse=True) and usd[0] > usd[-1]
     header = next(a for a in dom.find("th") if a.get("data-key") == "usd")
     assert header["aria-sort"] == "descending"
     details = dom.text_of("details")
-    assert details.startswith("Edge: spawn [heuristic]")
-    for want in (heuristic[0], heuristic[1], "tier heuristic", "lag 0 ms", ORBIT, f"{ORBIT}/ab91b662353a9c460"):
+    assert details.startswith("Edge: spawn [verified]")
+    for want in (edge[0], edge[1], "tier verified", "lag 800 ms", ORBIT, f"{ORBIT}/ab91b662353a9c460"):
         assert want in details, want
     selected = [a["data-edge"] for a in dom.find("g", "on")]
-    assert selected == [heuristic[0]]
+    assert selected == [edge[0]]
 
     dom = Elements(dump_dom(tmp_path, page, "#sort=start:asc&select=session:" + quote(ORBIT, safe="")))
     starts = [float(a["data-v"]) for a in dom.find("td") if a.get("data-key") == "start"]

@@ -60,9 +60,12 @@ def test_sessions(parsed, rel):
         assert (s["model"] in exp["models"]) if exp["models"] else s["model"] is None
         meta = exp["meta_json"] or {}
         assert s["parent_tool_use_id"] == meta.get("toolUseId") or exp["layout"] == "inline"
-        assert s["parent_agent_id"] == meta.get("parentAgentId")
+        # a workflow agent's parent is the wf_<runId> folder it lies in (its run's journal session)
+        assert s["parent_agent_id"] == (meta.get("parentAgentId") or exp.get("run_folder"))
         assert s["spawn_depth"] == meta.get("spawnDepth")
         assert s["agent_type"] == meta.get("agentType")
+        assert s["agent_name"] == exp.get("agent_name")
+        assert s["team_name"] == exp["team_name"]
 
 
 @pytest.mark.parametrize("rel", FILES)
@@ -80,6 +83,7 @@ def test_calls_and_spawn_evidence(parsed, rel):
             assert got["run_in_background"] == c["run_in_background"]
             assert got["prompt_hash"] == c["prompt_sha256"]
             assert got["ended_at"] == _ts(c["ended_at"])
+            assert (got["agent_name"], got["team_name"]) == (c["name"], c["team_name"])
         shells = {r["call_id"]: r for r in mine.filter(pl.col("kind") == "shell").iter_rows(named=True)}
         assert set(shells) == {c["tool_use_id"] for c in exp["shell_calls"]}
         for c in exp["shell_calls"]:

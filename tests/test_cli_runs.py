@@ -32,10 +32,12 @@ def test_summary_counts_edges_and_inference(db):
         "artifact": {"verified": 5},
         "continue": {"verified": 1},
         "launch": {"verified": 1},
-        "spawn": {"heuristic": 1, "verified": 6},
+        # 6, the orbit workflow agent (its wf_<runId> folder = the Workflow call's runId), the
+        # harbor team's 6 and the quill workflow's run and its 3 agents
+        "spawn": {"verified": 6 + 1 + 6 + 4},
     }
     counts = summary["inference_counts"]
-    assert counts["spawn.not_a_spawn"] == 3
+    assert counts["spawn.not_a_spawn"] == 4
     # session B runs `codex exec`; its rollout lives in sample_logs/codex, not ingested here
     assert counts["launch.unmatched_launch"] == 1
 
@@ -57,7 +59,7 @@ def test_show_prints_the_tree_with_tiers(db):
     assert f"├── spawn [verified] {ORBIT}/aba3165e31922a567" in tree
     assert f"│   └── spawn [verified] {ORBIT}/a19accb617638ba33" in tree
     assert "launch [verified] claude-code:365efffa-5002-4c2d-80d9-e21c4320b1b7" in tree
-    assert f"spawn [heuristic] {ORBIT}/ab91b662353a9c460" in tree
+    assert f"spawn [verified] {ORBIT}/ab91b662353a9c460" in tree
 
 
 def test_show_dot_has_every_node_and_edge(db, tmp_path):

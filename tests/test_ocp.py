@@ -71,10 +71,10 @@ def test_a_run_document_holds_its_graph(tmp_path):
     assert kinds == [
         ("artifact", "verified"),
         ("launch", "verified"),
-        ("spawn", "heuristic"),
         ("spawn", "verified"),
         ("spawn", "verified"),
         ("spawn", "verified"),
+        ("spawn", "verified"),  # the workflow agent: its folder is the Workflow call's runId
     ]
     assert len(doc["nodes"]) == len(doc["attempts"]) == 6
     # A Claude log records no outcome: every node and attempt says only what a bare log can.

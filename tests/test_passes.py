@@ -138,6 +138,95 @@ def test_spawn_routes_and_exclusions():
     assert a2["lag_s"] == 1.0
 
 
+def test_spawn_teammates_pair_by_name_team_and_time():
+    """A teammate is the child of the lead's named Agent call: of its team, the latest started
+    before it; verified only when the result's <name>@<team> agrees, never by type alone."""
+
+    def mate(agent: str, start: float, name: str, team: str | None = "t1") -> dict:
+        kw = {"agent_id": agent, "session_kind": "subagent", "layout": "nested", "parent_native_id": "p"}
+        return session(f"{P}/{agent}", start, agent_name=name, team_name=team, **kw)
+
+    def named(call_id: str, start: float, name: str, team: str, result: str | None) -> dict:
+        return call(
+            P, call_id, "spawn", start, start + 1, tool="Agent", agent_name=name, team_name=team, result_agent_id=result
+        )
+
+    frames = Frames.from_rows(
+        sessions=[
+            session(P, 0),
+            mate("k1", 5, "rev"),
+            mate("k2", 5, "rev"),  # a second file of the same teammate
+            mate("k3", 25, "rev", team="t2"),  # the same name in the next team
+            mate("k4", 6, "doc", team=None),  # its records name no team
+            mate("k5", 7, "qa"),  # the call's result says someone else
+            # a plain subagent whose type equals a teammate's name: no agent_name, no pairing
+            session(f"{P}/k6", 8, agent_id="k6", session_kind="subagent", layout="nested", agent_type="rev"),
+        ],
+        calls=[
+            named("c0", 1, "rev", "t1", "rev@t1"),
+            named("c1", 4, "rev", "t1", "rev@t1"),  # a later call of the same name: the one that ran it
+            named("c2", 20, "rev", "t2", "rev@t2"),
+            named("c3", 4, "doc", "t1", "doc@t1"),
+            named("c4", 4, "qa", "t1", None),
+        ],
+    )
+    res = spawn(frames, Inferred())
+    got = set(res.edges.select("dst", "src_call_id", "tier").iter_rows())
+    assert got == {
+        (f"{P}/k1", "c1", "verified"),
+        (f"{P}/k2", "c1", "verified"),
+        (f"{P}/k3", "c2", "verified"),
+        (f"{P}/k4", "c3", "verified"),
+        (f"{P}/k5", "c4", "heuristic"),
+        (f"{P}/k6", None, "heuristic"),  # its folder only
+    }
+    assert codes(res) == {"dangling_spawn": 1}  # c0: its teammate was re-spawned by c1
+
+
+def test_spawn_workflow_run_and_its_agents():
+    run = f"{P}/wf_1"
+    frames = Frames.from_rows(
+        sessions=[
+            session(P, 0),
+            session(
+                run,
+                2,
+                agent_id="wf_1",
+                session_kind="workflow",
+                layout="journal",
+                parent_native_id="p",
+                started_at=None,
+            ),
+            *[
+                session(
+                    f"{P}/{a}",
+                    3,
+                    agent_id=a,
+                    session_kind="workflow",
+                    layout="workflow",
+                    parent_native_id="p",
+                    parent_agent_id=f,
+                )
+                for a, f in (("w1", "wf_1"), ("w2", "wf_1"), ("w3", "wf_2"))
+            ],
+        ],
+        calls=[
+            call(P, "wf", "spawn", 1, 30, tool="Workflow", result_agent_id="wf_1"),
+            call(P, "wf2", "spawn", 1, 30, tool="Workflow", result_agent_id="wf_2"),
+            call(run, "line2", "spawn", 2, None, tool="journal:started", result_agent_id="w1"),
+        ],
+    )
+    res = spawn(frames, Inferred())
+    got = set(res.edges.select("src", "dst", "src_call_id", "tier").iter_rows())
+    assert got == {
+        (P, run, "wf", "verified"),  # the journal's folder is the Workflow call's runId
+        (run, f"{P}/w1", "line2", "verified"),  # the journal started it
+        (run, f"{P}/w2", None, "heuristic"),  # in the run's folder, not in its journal
+        (P, f"{P}/w3", "wf2", "verified"),  # a run without a journal: the call, by folder
+    }
+    assert codes(res) == {}
+
+
 def test_codex_thread_spawn_is_verified_with_or_without_the_parent_event():
     frames = Frames.from_rows(
         sessions=[

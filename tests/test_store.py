@@ -85,9 +85,10 @@ def test_summary_is_json_serialisable(tmp_path):
     # Code, 7 Codex and 3 Gemini CLI sessions; scenarios/lineage-wild 5 Claude Code (two of them
     # inline subagents) and 13 Codex; scenarios/claude-print-windows 5 Claude Code (a lead, three
     # `claude -p` runs, a look-alike); scenarios/orphan-subagents 3 Claude Code (a missing parent's);
-    # scenarios/paths 2 Claude Code and 7 Codex.
+    # scenarios/paths 2 Claude Code and 7 Codex; the agent-team sample 8 Claude Code (lead, Explore,
+    # five teammate files, compaction) and the workflow sample 5 (lead, the run's journal, three agents).
     assert data["sessions_by_harness"] == {
-        "claude-code": 47,
+        "claude-code": 47 + 8 + 5,
         "codex": 43,
         "gemini-cli": 5,
         "ocp": 2,

@@ -29,27 +29,38 @@ while msgspec skips it unchecked.
 The package: ``decoding`` (what a line decodes to, the head checks of :func:`detect`, values read
 from records), ``session`` (what is kept per session), ``records`` (the parser, :class:`_Parser`,
 record by record, and the frames it builds), ``pairing`` (results paired with their calls,
-inline sidechains placed under their spawn call) and ``handoff`` (copied history).
+inline sidechains placed under their spawn call), ``handoff`` (copied history) and ``journal``
+(a workflow run's journal, read as the run's session).
 """
 
 from __future__ import annotations
 
 from sessiongraph.ingest import jsonl, resume
 from sessiongraph.ingest.claude_code.decoding import FLAT_TYPES, THREADED_TYPES, _head_records, decode_fast
+from sessiongraph.ingest.claude_code.journal import _Journal, run_of
 from sessiongraph.ingest.claude_code.records import NAME, _Parser
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import decode_line
 from sessiongraph.ingest.resume import Checkpoint
 
-__all__ = ["NAME", "decode_fast", "detect", "log_of", "not_a_session", "parse", "parse_from"]
+__all__ = ["NAME", "decode_fast", "detect", "is_workflow_journal", "log_of", "not_a_session", "parse", "parse_from"]
 
 DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
+
+
+def is_workflow_journal(path: str) -> bool:
+    """``<sessionId>/subagents/workflows/wf_<runId>/journal.jsonl``: a workflow run's journal."""
+    return run_of(path) is not None
 
 
 def detect(path: str, head: bytes) -> bool:
     """A Claude transcript: its first conversation record carries ``sessionId``, or lacks it but
     is Claude-shaped (``type`` user/assistant with a ``message`` object: logs trimmed or exported
-    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over."""
+    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over. A
+    workflow run's journal (``journal``) is known by where it lies and its typed events."""
+    if is_workflow_journal(path):
+        first = next(iter(_head_records(head)), None)
+        return isinstance(first, dict) and isinstance(first.get("type"), str) and "payload" not in first
     for rec in _head_records(head):
         if not isinstance(rec, dict):
             return False
@@ -81,6 +92,8 @@ def parse(path: str) -> Frames:
 
 def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
+    if is_workflow_journal(path):
+        return resume.parse(path, _Journal, _Journal.restore, checkpoint, scrub, decode_line)
     decode = decode_line if DECODE == "plain" else decode_fast
     return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub, decode)
 

@@ -89,6 +89,9 @@ class _File(TypedDict, total=False):  # toolUseResult.file of a Read
 
 class _Sidecar(TypedDict, total=False):  # toolUseResult
     agentId: Any
+    agent_id: Any  # a teammate's <name>@<team> (status teammate_spawned)
+    status: Any
+    runId: Any  # a Workflow run
     stdout: Any
     stderr: Any
     file: msgspec.Raw
@@ -131,6 +134,7 @@ class _Record(TypedDict, total=False):
     isMeta: Any
     isCompactSummary: Any
     parentToolUseID: Any
+    teamName: Any
     message: _Message | None
     toolUseResult: msgspec.Raw
     data: _Data | None  # agent ids of agent_progress: decoded here, the nested message skipped

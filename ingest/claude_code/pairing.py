@@ -12,6 +12,14 @@ from sessiongraph.ingest.jsonl import answer_hash, as_str, find_uuids, text_hash
 
 # The Task/Agent result text ends "agentId: <id> (for resuming ...)"; nested results have only this.
 AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
+# A teammate spawn's result ("Spawned successfully.\nagent_id: <name>@<team>\nname: ...") and a
+# Workflow run's ("Workflow <name> completed.\nRun ID: wf_<id>\n...") when no sidecar says so.
+TEAMMATE_ID_TAIL = re.compile(r"^agent_id:\s*(\S+@\S+)", re.MULTILINE)
+RUN_ID_TAIL = re.compile(r"^Run ID:\s*(wf_\S+)", re.MULTILINE)
+# A workflow run (2.1.2xx): its result names the runId, the wf_<runId> folder its agents and
+# journal are written to; a spawn call whose child is the run (its journal session).
+WORKFLOW_TOOL = "Workflow"
+TEAMMATE_SPAWNED = "teammate_spawned"  # toolUseResult.status of an Agent call that named a teammate
 MAX_OUTPUT_IDS = 20
 
 
@@ -37,12 +45,7 @@ class _Pairing:
             self.open_spawns.remove(call["call_id"])
         # The result's text and sidecar are decoded only for the calls that read them.
         if call["kind"] == "spawn":
-            sidecar = _val(sidecar, _SIDECAR)
-            agent = as_str(sidecar.get("agentId")) if isinstance(sidecar, dict) else None
-            if agent is None:
-                m = AGENT_ID_TAIL.search(_block_text(block))
-                agent = m.group(1) if m else None
-            call["result_agent_id"] = agent
+            call["result_agent_id"] = _spawned(call, _val(sidecar, _SIDECAR), block)
         elif call["kind"] == "shell":
             sidecar = _val(sidecar, _SIDECAR)
             texts = [_block_text(block)]
@@ -61,6 +64,26 @@ class _Pairing:
             file = _val(sidecar.get("file"), _FILE) if isinstance(sidecar, dict) else None
             if isinstance(file, dict):
                 call["paths"] = _paths(file.get("filePath"), call["cwd"])
+
+
+def _spawned(call: dict, sidecar: object, block: dict) -> str | None:
+    """The child a spawn call's result names: a subagent's agentId, a teammate's
+    ``<name>@<team>`` (which names no file: the spawn pass matches it with the teammate's
+    meta.json), or a Workflow call's runId (the ``wf_<runId>`` folder)."""
+    side = sidecar if isinstance(sidecar, dict) else {}
+    if call["tool"] == WORKFLOW_TOOL:
+        tail = RUN_ID_TAIL
+        agent = as_str(side.get("runId"))
+    elif side.get("status") == TEAMMATE_SPAWNED or (not side and call.get("team_name")):
+        tail = TEAMMATE_ID_TAIL
+        agent = as_str(side.get("agent_id"))
+    else:
+        tail = AGENT_ID_TAIL
+        agent = as_str(side.get("agentId"))
+    if agent is None:
+        m = tail.search(_block_text(block))
+        agent = m.group(1) if m else None
+    return agent
 
 
 def _output_ids(texts: list[str]) -> list[str]:

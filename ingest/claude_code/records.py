@@ -25,7 +25,8 @@ from sessiongraph.ingest.claude_code.decoding import (
     _val,
 )
 from sessiongraph.ingest.claude_code.handoff import HANDOFF_CITE, _Handoff
-from sessiongraph.ingest.claude_code.pairing import _Pairing
+from sessiongraph.ingest.claude_code.journal import RUN_PREFIX
+from sessiongraph.ingest.claude_code.pairing import WORKFLOW_TOOL, _Pairing
 from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
@@ -61,6 +62,9 @@ AGENT_FILE = re.compile(r"^agent-(?P<id>.+)\.jsonl$")
 UUID_STEM = re.compile(r"^" + UUID.pattern + r"$")
 AGENT_KEY = "agent:"  # session key of inline sidechain records that carry their agentId
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
+# A teammate's transcript (agent teams, 2.1.3x+) opens with its lead's message.
+TEAMMATE_PROMPT = '<teammate-message teammate_id="team-lead"'
+IN_PROCESS_TEAMMATE = "in_process_teammate"  # meta.json taskKind of later builds
 INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
 # User-role text the harness wrote, not the person: a background task's result, a local command's
 # output, a reminder. (A slash command the person typed, <command-name>, is their prompt.)
@@ -351,11 +355,16 @@ class _Parser(_Handoff, _Pairing):
                 subagent_type=as_str(inp.get("subagent_type")),
                 description=as_str(inp.get("description")),
                 run_in_background=inp.get("run_in_background") is True,
+                # a teammate spawn (agent teams) names the teammate and its team
+                agent_name=as_str(inp.get("name")),
+                team_name=as_str(inp.get("team_name")),
             )
             prompt = as_str(inp.get("prompt"))
             if prompt is not None:
                 row["prompt_hash"] = self.prompts[call_id] = text_hash(prompt)
             self.open_spawns.append(call_id)
+        elif tool == WORKFLOW_TOOL:
+            row.update(kind="spawn", run_in_background=inp.get("run_in_background") is True)
         elif tool in SHELL_TOOLS:
             row.update(
                 kind="shell",
@@ -381,6 +390,7 @@ class _Parser(_Handoff, _Pairing):
             text = _prompt_text(content)
             if text is not None:
                 sess.first_prompt_hash, sess.warmup = text_hash(text), text == WARMUP_PROMPT
+                sess.teammate = text.lstrip().startswith(TEAMMATE_PROMPT)
                 if sess.key and sess.n_records == 1:
                     self._place_sidechain(sess, text)
                 cited = HANDOFF_CITE.search(text) if not sess.key else None
@@ -507,6 +517,15 @@ class _Parser(_Handoff, _Pairing):
             kind = "subagent"
         depth = meta.get("spawnDepth")
         model = s.models.most_common(1)[0][0] if s.models else as_str(meta.get("model"))
+        # A teammate is named by meta.json name (later builds) or agentType (2.1.8x sets it to the
+        # name); only a session that is a teammate gets a name, so a subagent's type never
+        # passes for one.
+        teammate = is_child and (
+            s.teammate or as_str(meta.get("teamName")) is not None or meta.get("taskKind") == IN_PROCESS_TEAMMATE
+        )
+        parent_agent = as_str(meta.get("parentAgentId"))
+        if parent_agent is None and self.layout == "workflow":
+            parent_agent = self._run_folder()
         return {
             "session_id": sid,
             "harness": NAME,
@@ -525,10 +544,12 @@ class _Parser(_Handoff, _Pairing):
             "entrypoint": s.entrypoint,
             "slug": s.slug,
             "parent_native_id": self.native if is_child else None,
-            "parent_agent_id": as_str(meta.get("parentAgentId")),
+            "parent_agent_id": parent_agent,
             "parent_tool_use_id": as_str(meta.get("toolUseId")) or s.parent_tool_use_id,
             "spawn_depth": depth if isinstance(depth, int) and not isinstance(depth, bool) else None,
             "agent_type": agent_type,
+            "agent_name": (as_str(meta.get("name")) or agent_type) if teammate else None,
+            "team_name": as_str(meta.get("teamName")) or s.team_name,
             "forked_from_id": s.ancestor,
             "continued_from_id": None if is_child else self.continued_from,
             "first_prompt_hash": s.first_prompt_hash,
@@ -536,6 +557,11 @@ class _Parser(_Handoff, _Pairing):
             "n_records": s.n_records,
             "n_copied": None if s.key else copies.total(self.copy_runs),
         }
+
+    def _run_folder(self) -> str | None:
+        """The ``wf_<runId>`` folder a workflow agent's transcript lies in."""
+        folder = os.path.basename(os.path.dirname(self.path))
+        return folder if folder.startswith(RUN_PREFIX) else None
 
     def _file_events(self, call: dict) -> list[dict]:
         tool = call["tool"]

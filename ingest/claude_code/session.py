@@ -27,6 +27,8 @@ class _Session:
     warmup: bool = False
     # Hash of the last assistant text, cleared by a tool call after it: what `claude -p` prints.
     final_answer_hash: str | None = None
+    teammate: bool = False  # the first prompt is the team lead's <teammate-message>
+    team_name: str | None = None
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
 
@@ -40,6 +42,7 @@ class _Session:
         self.version = self.version or as_str(rec.get("version"))
         self.entrypoint = self.entrypoint or as_str(rec.get("entrypoint"))
         self.slug = self.slug or as_str(rec.get("slug"))
+        self.team_name = self.team_name or as_str(rec.get("teamName"))
         snake = as_str(rec.get("session_id"))
         if snake and snake != rec.get("sessionId"):
             self.ancestor = self.ancestor or snake

@@ -106,6 +106,8 @@ ATTEMPTS = pl.Schema(
         "parent_tool_use_id": pl.String,
         "spawn_depth": pl.Int32,
         "agent_type": pl.String,
+        "agent_name": pl.String,
+        "team_name": pl.String,
         "forked_from_id": pl.String,
         "root_native_id": pl.String,
         "continued_from_id": pl.String,

@@ -31,7 +31,7 @@ BROKEN = CC.parent / "broken"
 SAMPLE = CC.parent
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "ephemeral_5m", "ephemeral_1h")
-SPAWN_TOOLS = {"Task", "Agent"}
+SPAWN_TOOLS = {"Task", "Agent", "Workflow"}  # a Workflow call spawns its run (the journal's session)
 READ_TOOLS = {"Read"}
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit"}
 SEARCH_TOOLS = {"Glob", "Grep"}
@@ -41,6 +41,9 @@ KNOWN_TYPES = THREADED | {
     "custom-title", "agent-name", "mode", "permission-mode",
 }
 TAIL_RE = re.compile(r"agentId: ([A-Za-z0-9-]+)")
+TEAMMATE_TAIL_RE = re.compile(r"^agent_id: (\S+@\S+)$", re.M)
+RUN_TAIL_RE = re.compile(r"^Run ID: (wf_\S+)$", re.M)
+TEAMMATE_PROMPT = '<teammate-message teammate_id="team-lead"'
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 OUTPUT_ID_RES = [re.compile(r"session id: (" + UUID_RE + ")"), re.compile(r'"session_id":"(' + UUID_RE + ')"')]
 LAUNCH_RES = {"codex": re.compile(r"\bcodex\s+(exec|e)\b"), "claude-code": re.compile(r"\bclaude\b.*(\s-p\b|--print\b)")}
@@ -189,16 +192,18 @@ class StreamStats:
                 "description": inp.get("description"), "subagent_type": inp.get("subagent_type"),
                 "run_in_background": bool(inp.get("run_in_background", False)),
                 "prompt_sha256": sha256(inp["prompt"]) if isinstance(inp.get("prompt"), str) else None,
+                "name": inp.get("name"), "team_name": inp.get("team_name"),
             }
             if res:
                 n, r, b = res
                 tur = r.get("toolUseResult")
-                m = TAIL_RE.findall(text_of(b.get("content")))
+                tail = RUN_TAIL_RE if t["name"] == "Workflow" else TEAMMATE_TAIL_RE if inp.get("team_name") else TAIL_RE
+                m = tail.findall(text_of(b.get("content")))
                 entry.update({
                     "result_line": n, "ended_at": r.get("timestamp"),
                     "has_toolUseResult": "toolUseResult" in r,
                     "toolUseResult_status": tur.get("status") if isinstance(tur, dict) else None,
-                    "toolUseResult_agentId": tur.get("agentId") if isinstance(tur, dict) else None,
+                    "toolUseResult_agentId": (tur.get("runId") if t["name"] == "Workflow" else tur.get("agent_id") if tur.get("status") == "teammate_spawned" else tur.get("agentId")) if isinstance(tur, dict) else None,
                     "text_tail_agentId": m[-1] if m else None,
                     "toolUseResult_isAsync": tur.get("isAsync") if isinstance(tur, dict) else None,
                 })
@@ -246,6 +251,7 @@ class StreamStats:
             "gitBranch": one("gitBranch"),
             "entrypoint": one("entrypoint"),
             "slug": one("slug"),
+            "team_name": next((r["teamName"] for r in threaded if isinstance(r.get("teamName"), str)), None),
             "models": sorted({r["message"]["model"] for _, r in recs if r.get("type") == "assistant" and isinstance(r.get("message"), dict) and r["message"].get("model")}),
             "n_lines": len(recs),
             "record_types": dict(sorted(types.items(), key=lambda kv: str(kv[0]))),
@@ -266,6 +272,16 @@ class StreamStats:
             "tokens": {**tok, "unique_messages": len(last_usage), "assistant_lines_with_usage": lines},
         }
         return self.out
+
+
+def analyse_journal(path: Path):
+    """A workflow run's journal: <sessionId>/subagents/workflows/wf_<runId>/journal.jsonl."""
+    recs = load_strict(path)
+    parts = path.relative_to(CC).parts
+    started = [{"line": n, "agentId": r["agentId"], "key": r.get("key"), "label": r.get("label")} for n, r in recs if r.get("type") == "started"]
+    results = [{"line": n, "agentId": r["agentId"]} for n, r in recs if r.get("type") == "result"]
+    return {"file": rel(path), "sessionId": parts[-5], "runId": parts[-2], "n_lines": len(recs), "started": started, "results": results,
+            "agent_files": sorted(rel(p) for p in path.parent.glob("agent-*.jsonl"))}
 
 
 def analyse_file(path: Path):
@@ -297,6 +313,11 @@ def analyse_file(path: Path):
         s = StreamStats("file", rel(path), own, agent_id, kind, layout)
         s.recs = recs
         s.meta = meta
+        # a teammate (agent teams) opens with its lead's message; its name is meta.json name or agentType
+        first_text = first_user["message"].get("content") if first_user else None
+        teammate = (isinstance(first_text, str) and first_text.startswith(TEAMMATE_PROMPT)) or bool(meta and (meta.get("teamName") or meta.get("taskKind") == "in_process_teammate"))
+        s.agent_name = ((meta or {}).get("name") or (meta or {}).get("agentType")) if teammate else None
+        s.run_folder = parts[-2] if layout == "workflow" else None
         return {"file": rel(path), "own_session": own, "streams": [s], "foreign": [], "meta": meta, "meta_file": rel(mp) if meta is not None else None, "file_lines": len(recs)}
     own = path.stem
     foreign = [(n, r) for n, r in recs if r.get("sessionId") and r.get("sessionId") != own]
@@ -327,7 +348,8 @@ def analyse_file(path: Path):
 
 
 def build_claude_manifest():
-    files = sorted(p for p in (CC / "projects").rglob("*.jsonl"))
+    files = sorted(p for p in (CC / "projects").rglob("*.jsonl") if p.name != "journal.jsonl")
+    journals = [analyse_journal(p) for p in sorted((CC / "projects").rglob("journal.jsonl"))]
     analysed = [analyse_file(p) for p in files]
     for a in analysed:
         for s in a["streams"]:
@@ -342,7 +364,19 @@ def build_claude_manifest():
         for c in s.out["spawn_calls"]:
             child = by_agent.get((s.session_id, c.get("result_agentId"))) if c.get("result_agentId") else None
             via = []
-            if c.get("toolUseResult_agentId"):
+            children = []
+            if c["name"] and c["team_name"]:
+                # a teammate: every file whose meta.json names it, in the lead's session, of its team
+                children = [o for o in streams if getattr(o, "agent_name", None) == c["name"] and o.session_id == s.session_id and o.out["team_name"] in (None, c["team_name"])]
+                child = children[0] if children else None
+                if c.get("result_agentId") == f"{c['name']}@{c['team_name']}":
+                    via.append("teammate_spawned agent_id = name@team_name")
+            elif c["tool"] == "Workflow":
+                j = next((j for j in journals if j["sessionId"] == s.session_id and j["runId"] == c.get("result_agentId")), None)
+                children = [o for o in streams if getattr(o, "run_folder", None) == c.get("result_agentId") and o.session_id == s.session_id]
+                child = None
+                via.append("toolUseResult.runId = wf_<runId> folder" + (" (journal)" if j else " (no journal)"))
+            elif c.get("toolUseResult_agentId"):
                 via.append("toolUseResult.agentId")
             if c.get("text_tail_agentId"):
                 via.append("result text tail")
@@ -368,11 +402,13 @@ def build_claude_manifest():
                 "tool": c["tool"], "tool_use_id": c["tool_use_id"], "run_in_background": c["run_in_background"],
                 "child_agentId": c.get("result_agentId"),
                 "child_file": target.file if child else None,
+                "child_files": [o.file for o in children] if children else ([target.file] if child else []),
+                "journal": next((j["file"] for j in journals if c["tool"] == "Workflow" and j["sessionId"] == s.session_id and j["runId"] == c.get("result_agentId")), None),
                 "child_stream": target.out["stream"] if target else None,
                 "child_root_uuid": getattr(inline_child, "root_uuid", None),
                 "evidence": via,
                 "prompt_matches_child_first_prompt": bool(target and target.out["first_prompt_sha256"] == c["prompt_sha256"]),
-                "dangling": target is None,
+                "dangling": target is None and not children,
             })
     # workflow link
     workflow_edges = []
@@ -442,6 +478,8 @@ def build_claude_manifest():
         for s in a["streams"]:
             s.out["meta_json"] = a["meta"]
             s.out["meta_json_file"] = a["meta_file"]
+            s.out["agent_name"] = getattr(s, "agent_name", None)
+            s.out["run_folder"] = getattr(s, "run_folder", None)
     # sessions
     sessions = {}
     for s in streams:
@@ -498,6 +536,7 @@ def build_claude_manifest():
             "artifacts": artifact_edges,
             "continuations": continuation_edges,
         },
+        "workflow_journals": {j["file"]: j for j in journals},
         "non_transcripts": {"history.jsonl": {"lines": len(hist_recs), "keys": sorted({k for _, r in hist_recs for k in r}), "note": "prompt history, not a transcript: the ingester must skip it"}},
         "sidecars": sorted(rel(p) for p in (CC / "projects").rglob("*.meta.json")),
     }, streams
@@ -629,6 +668,8 @@ def render_md(man, ids):
         ("F", "plan hand-off, 2.1.39", "new session whose first line is a copy of C's last record; `planContent` prompt citing C's transcript"),
         ("D", "nested + meta.json, 2.1.240", "`Agent` sync + background, nested spawn (depth 2), workflow agent, `claude -p` launch of E, attachment, ai-title, last-prompt"),
         ("E", "headless claude -p, 2.1.240", "`entrypoint: sdk-cli`, `promptSource: sdk`, one Write (CHANGELOG.md, read back by D)"),
+        ("T", "agent team, 2.1.88", "plain `Agent` -> Explore subagent; `TeamCreate`, four `Agent` calls with `name`/`team_name` (`teammate_spawned`), teammates opening with `<teammate-message>`, `tester` in two files that start together, `SendMessage` both ways, `TeamDelete`, compaction run"),
+        ("W", "workflow run + journal, 2.1.240", "`Workflow` call (runId); `wf_<runId>/journal.jsonl` (launched, started, result), three workflow agents, one restarted under the same key; `workflows/wf_<runId>.json` state file"),
     ]
     L.append(md_table([(k, ids.get(k), a, b) for k, a, b in scen], ["scenario", "sessionId", "layout/version", "what it exercises"]))
     L.append("\n## Projects\n\n")
@@ -678,7 +719,10 @@ def render_md(man, ids):
     L.append("\n## Edges\n\n### Spawns\n\n")
     L.append(md_table([(e["tool"], e["tool_use_id"], e["parent_agentId"] or "main", e["child_agentId"] or e["child_root_uuid"], e["child_file"] or e["child_stream"], "; ".join(e["evidence"])) for e in ed["spawns"]],
                       ["tool", "tool_use_id", "parent", "child", "child file/stream", "evidence"]))
-    L.append("\nNot spawns (same layout): warm-up sidechains/agents, `agent-acompact-*` (compaction) and the workflow agent (linked by its `wf_<runId>` folder = the Workflow call's `toolUseResult.runId`).\n")
+    L.append("\nNot spawns (same layout): warm-up sidechains/agents and `agent-acompact-*` (compaction). A Workflow call's child is its run: the journal in its `wf_<runId>` folder (`toolUseResult.runId`) when there is one (W), else the agents in that folder (D). A teammate call's children are the files whose meta.json `agentType` is its `name` (T's `tester`: two).\n")
+    L.append("\n### Workflow journals\n\n")
+    L.append(md_table([(f"`{j['file']}`", j["runId"], ", ".join(f"{x['agentId']} (line {x['line']})" for x in j["started"]), ", ".join(x["agentId"] for x in j["results"])) for j in man["workflow_journals"].values()],
+                      ["journal", "runId", "started", "result"]))
     L.append("\n### Workflow runs\n\n")
     L.append(md_table([(e["tool_use_id"], e["runId"], ", ".join(e["child_files"])) for e in ed["workflows"]], ["Workflow tool_use_id", "runId", "agent files"]))
     L.append("\n### Launches\n\n")
@@ -723,11 +767,12 @@ def main():
     # cross-checks against the scenarios the generator meant to write
     f = man["files"]
     kinds = Counter(e["kind"] for e in f.values())
-    assert kinds == Counter({"main": 6, "subagent": 5, "warmup": 1, "compaction": 1, "workflow": 1}), kinds
+    assert kinds == Counter({"main": 8, "subagent": 11, "warmup": 1, "compaction": 2, "workflow": 4}), kinds
     inline = [sc for e in f.values() for sc in e["inline_sidechains"]]
     assert sorted(sc["kind"] for sc in inline) == ["subagent", "warmup"], inline
     assert all(not e["dangling"] for e in man["edges"]["spawns"]), man["edges"]["spawns"]
-    assert len(man["edges"]["spawns"]) == 6
+    assert len(man["edges"]["spawns"]) == 6 + 1 + 5 + 1  # C/D/B/A + D's Workflow + T's five + W's Workflow
+    assert sorted(len(e["child_files"]) for e in man["edges"]["spawns"] if e["tool"] == "Agent" and e["child_agentId"] and "@" in e["child_agentId"]) == [1, 1, 1, 2]
     assert any(e["cross_session"] for e in man["edges"]["artifacts"])
     for e in man["edges"]["launches"]:
         if e["harness"] == "claude-code":
