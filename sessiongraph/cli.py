@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 PRICES_OPTION = click.option(
     "--prices",
     type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
+    help="A CSV of prices that win over genai-prices for the models it names; the store remembers it (README, Dollars).",
 )
 DB_OPTION = click.option(
     "--db",
@@ -44,6 +44,14 @@ def _errors(fn):
             raise click.ClickException(str(exc)) from None
 
     return wrapper
+
+
+def _warn_prices(db) -> None:
+    """Say so on stderr when the store's dollars are older than the installed price library."""
+    from sessiongraph import queries
+
+    if warning := queries.price_warning(db=db):
+        click.echo(f"Warning: {warning}", err=True)
 
 
 class Date(click.ParamType):
@@ -112,6 +120,7 @@ def main() -> None:
 @click.option(
     "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
 )
+@PRICES_OPTION
 @_errors
 def ingest(
     paths,
@@ -127,6 +136,7 @@ def ingest(
     launchers,
     prune,
     max_text_chars,
+    prices,
 ):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
@@ -149,6 +159,7 @@ def ingest(
         launchers=config.launchers(launchers),
         max_text_chars=max_text_chars,
         prune=prune,
+        prices=prices,
     )
     if not as_json and sys.stderr.isatty():
         from rich.progress import Progress
@@ -196,9 +207,42 @@ def _summary_text(s: IngestSummary) -> str:
             if s.inferred
             else " (nothing changed: passes not run)"
         ),
+        _prices_text(s.prices),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
+
+
+def _prices_text(p: dict) -> str:
+    if not p:
+        return "Dollars: no requests"
+    if not p["rows_priced"]:
+        return f"Dollars: every request priced already ({p['priced_with']})"
+    return f"Dollars: {p['rows_priced']:,} requests priced, {p['rows_changed']:,} changed ({p['priced_with']})"
+
+
+@main.command()
+@DB_OPTION
+@PRICES_OPTION
+@click.option("--no-prices", is_flag=True, help="Forget the store's --prices file: price with genai-prices alone.")
+@click.option("--all", "force", is_flag=True, help="Price every request again, not only those priced otherwise.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was priced.")
+@_errors
+def reprice(db, prices, no_prices, force, as_json):
+    """Price the store's requests again: after upgrading genai-prices, or with another --prices file.
+
+    Rows priced with the current price set (genai-prices version, price file and its content) are
+    left alone unless --all; an ingest does the same for what it finds priced otherwise.
+    """
+    from sessiongraph.costs import reprice as run_reprice
+    from sessiongraph.output import dumps
+    from sessiongraph.store import Store
+
+    if prices and no_prices:
+        raise click.UsageError("give --prices or --no-prices, not both")
+    with Store(db) as store:
+        done = run_reprice(store, prices, drop_file=no_prices, force=force)
+    click.echo(dumps(done.to_dict()) if as_json else _prices_text(done.to_dict()))
 
 
 def _counts(counts: dict[str, int], bare: bool = False) -> str:
@@ -210,7 +254,9 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 @click.argument("sql", required=False)
 @click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
 @DB_OPTION
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
 @click.option(
     "--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db."
 )
@@ -236,6 +282,7 @@ def query(sql, sql_file, db, fmt, parquet):
 
         click.echo(render(query_parquet(text, parquet=parquet), fmt))
         return
+    _warn_prices(db)
     click.echo(render(queries.query(text, db=db), fmt))
 
 
@@ -269,15 +316,15 @@ def runs(db, as_json):
 @DB_OPTION
 @click.option("--format", "fmt", type=click.Choice(["tree", "dot", "html"]), default="tree", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
-@PRICES_OPTION
 @_errors
-def show(run, db, fmt, out, prices):
+def show(run, db, fmt, out):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
     from sessiongraph import queries
 
-    text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
+    _warn_prices(db)
+    text = queries.run_page(run, db=db) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
     if out:
         from sessiongraph.html import save
 
@@ -291,14 +338,14 @@ def show(run, db, fmt, out, prices):
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-@PRICES_OPTION
 @_errors
-def report(db, since, fmt, out, prices):
+def report(db, since, fmt, out):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
     runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
     from sessiongraph import queries
 
-    text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
+    _warn_prices(db)
+    text = queries.report(since=since, fmt=fmt, db=db)
     if out:
         from sessiongraph.html import save
 
@@ -323,16 +370,16 @@ def export():
     show_default=True,
     help="metadata_only writes no prompt, completion, tool or file text.",
 )
-@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
-def export_ocp(out, runs, since, privacy, prices, db, as_json):
+def export_ocp(out, runs, since, privacy, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
     from sessiongraph.export import export_ocp as run_export
     from sessiongraph.output import dumps
 
-    summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
+    _warn_prices(db)
+    summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return
@@ -354,11 +401,10 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
     show_default=True,
     help="metadata_only writes no log text (no shell commands or subagent descriptions).",
 )
-@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
-def export_parquet(out, privacy, prices, db, as_json):
+def export_parquet(out, privacy, db, as_json):
     """Write the store as a Hive-partitioned Parquet dataset (OUT/<table>/harness=/month=/).
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
@@ -366,7 +412,8 @@ def export_parquet(out, privacy, prices, db, as_json):
     from sessiongraph.output import dumps
     from sessiongraph.parquet import export_parquet as run_export
 
-    summary = run_export(out, db=db, privacy=privacy, prices=prices)
+    _warn_prices(db)
+    summary = run_export(out, db=db, privacy=privacy)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
@@ -391,11 +438,10 @@ def export_parquet(out, privacy, prices, db, as_json):
 @click.option("--until", type=Date(), help="Only sessions that started by this date.")
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
-@PRICES_OPTION
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
 @_errors
-def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, prices, db, as_json):  # noqa: PLR0913
+def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, db, as_json):  # noqa: PLR0913
     """Write each session's conversation (messages with tool calls) and labels as training splits.
 
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
@@ -414,7 +460,6 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
         until=until,
         harnesses=harnesses,
         min_steps=min_steps,
-        prices=prices,
     )
     if as_json:
         click.echo(dumps(s.to_dict()))

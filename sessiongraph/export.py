@@ -16,7 +16,6 @@ from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp_bundle import bundles, chosen_runs
 from sessiongraph.ocp_writer import _hash, document
-from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 PRIVACY = ("metadata_only", "full")
@@ -50,12 +49,10 @@ def export_ocp(
     runs: list[str] | tuple[str, ...] = (),
     since: datetime | None = None,
     privacy: str = "metadata_only",
-    prices: str | None = None,
 ) -> ExportSummary:
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
     if privacy not in PRIVACY:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
-    table = Prices.load(prices)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExportSummary(out=str(out_dir))
@@ -64,7 +61,7 @@ def export_ocp(
     with Store(db, read_only=True) as store:
         chosen = chosen_runs(store, list(runs), since)
         inferred = chosen.filter(pl.col("producer").is_null())
-        for bundle in bundles(store, inferred, table):
+        for bundle in bundles(store, inferred):
             doc, missing = document(bundle, privacy=privacy)
             unpriced.update(missing)
             sources.update(s for b in bundle.usage["sources"] for s in b)

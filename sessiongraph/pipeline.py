@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from sessiongraph import engines
+from sessiongraph import costs, engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, resume, steps
@@ -24,6 +24,7 @@ from sessiongraph.ingest.jsonl import Diagnostics
 from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.shell import check_launchers
 from sessiongraph.ingest.shell_facts import carry, shell_facts
+from sessiongraph.pricing import Prices
 from sessiongraph.store import FileResult, Store
 
 # A store transaction holds up to BATCH_FILES files or BATCH_BYTES bytes of logs: many files, so
@@ -71,6 +72,7 @@ class IngestSummary:
     runs: int = 0
     edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
     inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
+    prices: dict = field(default_factory=dict)  # costs.Repriced: the price set, rows (re)priced
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -219,6 +221,7 @@ def ingest(
     launchers: dict[str, str] | None = None,
     prune: bool = False,
     max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
+    prices: str | None = None,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -234,10 +237,14 @@ def ingest(
     written or dropped now were in or are in now; every other inference row stays as it is.
     ``launchers`` (program -> harness) adds wrapper CLIs that run an agent CLI to the built-in
     table (``ingest.shell.BUILTIN_LAUNCHERS``); it applies to the files read in this ingest.
+    Usage rows are priced once written (``sessiongraph.costs``), with the ``prices`` override file
+    if given, else the one the store remembers; rows priced with another price set are re-priced.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
+    if prices is not None:
+        Prices.load(prices)  # a bad price file fails before the store is touched
     table = check_launchers(launchers or {})
     roots = [str(p) for p in paths] if paths else [str(r) for r in default_roots()]
     listed = list(listing(paths))  # raises for a named path that does not exist
@@ -347,6 +354,7 @@ def ingest(
         store.write(batch, Frames.concat(batch_frames), ingest_id)
         store.remove(gone)
         summary.files_removed = len(gone)
+        summary.prices = costs.reprice(store, prices).to_dict()
         if store.needs_inference():  # files written or dropped now, or by an ingest killed before inferring
             plan = store.inference_plan(GROUP_FILES)
 

@@ -14,6 +14,14 @@ ORDER BY started_at NULLS LAST, session_id
 """
 
 
+def price_warning(*, db: str | None = None) -> str | None:
+    """A warning when the store's dollars are older than the installed genai-prices (costs.stale)."""
+    from sessiongraph import costs
+
+    with Store(db, read_only=True) as store:
+        return costs.stale(store)
+
+
 def query(sql: str, *, db: str | None = None) -> pl.DataFrame:
     """Run ``sql`` on a read-only connection: statements that write are refused by DuckDB."""
     with Store(db, read_only=True) as store:
@@ -47,24 +55,20 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
     return render.dot(graph) if fmt == "dot" else render.tree(graph)
 
 
-def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> str:
+def run_page(run: str, *, db: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
     from sessiongraph import html
-    from sessiongraph.pricing import Prices
 
-    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
-        return html.run_page(store, run, prices=table)
+        return html.run_page(store, run)
 
 
-def report(*, since=None, fmt: str = "text", db: str | None = None, prices: str | None = None) -> str:
+def report(*, since=None, fmt: str = "text", db: str | None = None) -> str:
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
     from sessiongraph import report as history
     from sessiongraph.errors import SessiongraphError
-    from sessiongraph.pricing import Prices
 
     if fmt not in ("text", "html"):
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")
-    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
-        return history.report(store, since=since, fmt=fmt, prices=table)
+        return history.report(store, since=since, fmt=fmt)

@@ -23,7 +23,7 @@ from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, I
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
@@ -54,9 +54,10 @@ def _sql(name: str) -> str:
 
 def _view_sql() -> list[str]:
     views = resources.files("sessiongraph.sql").joinpath("views")
-    # usage_dedup first: session_overview reads it.
+    # In the order they read each other: costs reads usage_dedup, session_overview both.
+    first = ("usage_dedup.sql", "costs.sql")
     names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
-    names.sort(key=lambda n: n != "usage_dedup.sql")
+    names.sort(key=lambda n: first.index(n) if n in first else len(first))
     return [views.joinpath(n).read_text(encoding="utf-8") for n in names]
 
 
@@ -670,7 +671,9 @@ class Store:
             rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-            return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
+            return (
+                pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
+            )
         except duckdb.Error as exc:
             raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
 

@@ -37,7 +37,6 @@ import pyarrow.parquet as pq
 from sessiongraph import __version__, dataset
 from sessiongraph.dataset import MESSAGE, SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
@@ -252,7 +251,6 @@ def export(
     until: datetime | None = None,
     harnesses: tuple[str, ...] = (),
     min_steps: int = 0,
-    prices: str | None = None,
 ) -> TrajectorySummary:
     """Write the store's trajectories under ``out`` as splits (see the module doc)."""
     if fmt not in FORMATS:
@@ -267,7 +265,7 @@ def export(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        sessions, attempts, _ = dataset.session_tables(store, Prices.load(prices))
+        sessions, attempts, _ = dataset.session_tables(store)
         rows = build(store, sessions, attempts)
         with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]

@@ -17,7 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # Lowest first; a module may import from its own layer and the layers below it, never above.
 # A module of the ``sessiongraph/`` folder not named here is an output (layer 3).
 LAYERS = ["ingest", "inference", "core", "outputs", "cli"]
-CORE = {"sessiongraph", "sessiongraph.errors", "sessiongraph.pricing", "sessiongraph.store", "sessiongraph.pipeline"}
+CORE = {
+    "sessiongraph",
+    "sessiongraph.errors",
+    "sessiongraph.pricing",
+    "sessiongraph.costs",
+    "sessiongraph.store",
+    "sessiongraph.pipeline",
+}
 CLI = {"sessiongraph.cli", "sessiongraph.__main__"}
 
 
