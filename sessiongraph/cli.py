@@ -255,7 +255,7 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 @click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
 @DB_OPTION
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+    "--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]), default="table", show_default=True
 )
 @click.option(
     "--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db."

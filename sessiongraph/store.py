@@ -672,7 +672,7 @@ class Store:
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
             return (
-                pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
+                pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(_as_polars(rel).to_arrow_table()))
             )
         except duckdb.Error as exc:
             raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
@@ -741,6 +741,21 @@ def _readers_waiting(db: Path) -> bool:
             return False
     except OSError:
         return True  # cannot tell: close, as before readers could signal
+
+
+# DuckDB types polars cannot hold (it refuses their Arrow form): such columns come as DuckDB's text.
+_TEXT_TYPES = ("INTERVAL", "UNION", "BIT", "BIGNUM", "VARINT", "TIME WITH TIME ZONE")
+
+
+def _as_polars(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    types = [str(t) for t in rel.types]
+    if not any(name in t for t in types for name in _TEXT_TYPES):
+        return rel
+    cols = []
+    for name, t in zip(rel.columns, types, strict=True):
+        quoted = '"' + name.replace('"', '""') + '"'
+        cols.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if any(n in t for n in _TEXT_TYPES) else quoted)
+    return rel.project(", ".join(cols))
 
 
 def _first_line(exc: BaseException) -> str:
