@@ -250,7 +250,24 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
     return text if bare or not text else f" ({text})"
 
 
-@main.command()
+class _SchemaHelp(click.Command):
+    """A command whose help names what the store and the dataset hold, read when help is shown."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from sessiongraph.dataset import TABLES
+        from sessiongraph.sql import names
+
+        held = names()
+        self.help = (self.help or "").format(
+            tables=", ".join(held["tables"]),
+            views=", ".join(held["views"]),
+            macros=", ".join(held["macros"]),
+            dataset=", ".join(TABLES),
+        )
+        super().format_help_text(ctx, formatter)
+
+
+@main.command(cls=_SchemaHelp)
 @click.argument("sql", required=False)
 @click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
 @DB_OPTION
@@ -264,10 +281,13 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
 
-    Tables: sessions, calls, file_events, launches, usage, diagnostics, ingested_files, ingests;
-    views: session_overview, usage_dedup. Example questions live in sql/queries/.
-    With --parquet DIR: one view per dataset table (runs, sessions, attempts, edges, artifacts,
-    usage, run_features), each with its harness and month partition columns (DATASET.md).
+    Tables: {tables}.
+
+    Views: {views}. Dollar macros: {macros} (README, Dollars). Example questions live in
+    sql/queries/.
+
+    With --parquet DIR: one view per dataset table ({dataset}), each with its harness and month
+    partition columns (DATASET.md).
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
@@ -356,7 +376,7 @@ def report(db, since, fmt, out):
 
 @main.group()
 def export():
-    """Write runs out: OCP 0.3 documents (one per run), or a Parquet dataset."""
+    """Write runs out: OCP 0.3 documents (one per run), a Parquet dataset, or training trajectories."""
 
 
 @export.command("ocp")
