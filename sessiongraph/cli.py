@@ -306,29 +306,82 @@ def query(sql, sql_file, db, fmt, parquet):
     click.echo(render(queries.query(text, db=db), fmt))
 
 
-@main.command()
-@DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-@_errors
-def sessions(db, as_json):
-    """One line per session: harness, start, model, kind and tokens."""
+def _listing_options(fn):
+    """The filters, sort and formats `sessions` and `runs` share."""
+    for option in reversed(
+        [
+            DB_OPTION,
+            click.option("--since", type=Date(), help="Only those active on or after this date."),
+            click.option("--until", type=Date(), help="Only those that started by this date."),
+            click.option(
+                "--harness", "harnesses", multiple=True, help="Only this harness (a run's: its root's); repeatable."
+            ),
+            click.option(
+                "--cwd", help="Only this project: a cwd at or under this path (a bare name: any cwd containing it)."
+            ),
+            click.option(
+                "--sort",
+                type=click.Choice(["start", "cost", "tokens", "sessions"]),
+                default="start",
+                show_default=True,
+                help="Order: by start; by dollars, tokens or sessions (subagents of a session), most first.",
+            ),
+            click.option("--limit", type=click.IntRange(min=0), help="At most this many rows."),
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(["table", "csv", "json", "jsonl"]),
+                default="table",
+                show_default=True,
+                help="Machine formats never cut an id.",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Same as --format json."),
+            click.option("--wide", is_flag=True, help="Cut no cell of the table (ids are never cut)."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
     from sessiongraph import queries
     from sessiongraph.output import render
 
-    df = queries.sessions(db=db)
-    click.echo(render(df, "json" if as_json else "table"))
+    _warn_prices(db)
+    df = getattr(queries, kind)(db=db, **filters)
+    click.echo(render(df, "json" if as_json else fmt, wide=wide))
 
 
 @main.command()
-@DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@_listing_options
 @_errors
-def runs(db, as_json):
-    """One line per run: its root session, size and how its sessions were started."""
-    from sessiongraph import queries
-    from sessiongraph.output import render
+def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):  # noqa: PLR0913
+    """One line per session: harness, kind, start and end, model, cwd, subagents spawned, tokens,
+    dollars and run."""
+    _listing(
+        "sessions",
+        db,
+        fmt,
+        as_json,
+        wide,
+        since=since,
+        until=until,
+        harnesses=harnesses,
+        cwd=cwd,
+        sort=sort,
+        limit=limit,
+    )
 
-    click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
+
+@main.command()
+@_listing_options
+@_errors
+def runs(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):  # noqa: PLR0913
+    """One line per run: root harness, start and end, sessions, subagents, launched sessions, the
+    root's cwd, tokens, dollars and harnesses."""
+    _listing(
+        "runs", db, fmt, as_json, wide, since=since, until=until, harnesses=harnesses, cwd=cwd, sort=sort, limit=limit
+    )
 
 
 @main.command()

@@ -80,12 +80,17 @@ def _cell(value: object) -> str:
 
 
 def table(df: pl.DataFrame, *, wide: bool = False) -> str:
-    """A plain aligned text table: no box drawing, so it pastes and greps cleanly; ``wide`` cuts no cell."""
+    """A plain aligned text table: no box drawing, so it pastes and greps cleanly. Long cells are
+    cut to MAX_CELL, except ids (``*_id`` columns: they are there to be copied); ``wide`` cuts none."""
     headers = df.columns
     numeric = [df.schema[c].is_numeric() for c in headers]
     df, _ = _exact(df)
-    cell = (lambda v: text(v).replace("\n", " ")) if wide else _cell
-    rows = [[cell(v) for v in row] for row in df.iter_rows()]
+
+    def whole(v: object) -> str:
+        return ", ".join(map(text, v)) if isinstance(v, list) else text(v).replace("\n", " ")
+
+    cells = [whole if wide or c == "id" or c.endswith("_id") else _cell for c in headers]
+    rows = [[cell(v) for cell, v in zip(cells, row, strict=True)] for row in df.iter_rows()]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:

@@ -45,7 +45,7 @@ def test_runs_lists_each_run_once(db):
     rows = json.loads(run("runs", "--db", path, "--json").output)
     assert len(rows) == summary["runs"]
     orbit = next(r for r in rows if r["root_session_id"] == ORBIT)
-    assert (orbit["n_sessions"], orbit["n_spawns"], orbit["n_launches"], orbit["max_depth"]) == (6, 4, 1, 2)
+    assert (orbit["n_sessions"], orbit["subagents"], orbit["launched"], orbit["max_depth"]) == (6, 4, 1, 2)
 
 
 def test_show_prints_the_tree_with_tiers(db):
