@@ -414,15 +414,24 @@ def show(run, db, fmt, out):
 @_errors
 def report(db, since, fmt, out):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
-    runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
+    runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts.
+
+    With --format html --out FILE, the pages of the most expensive runs go beside FILE in runs/,
+    and the report links to them."""
     from sessiongraph import queries
 
     _warn_prices(db)
     text = queries.report(since=since, fmt=fmt, db=db)
     if out:
+        from pathlib import Path
+
         from sessiongraph.html import save
 
         save(out, text.rstrip("\n") + "\n")
+        if fmt == "html":  # the run pages its run ids link to, beside it
+            for name, page in queries.report_pages(since=since, db=db).items():
+                (Path(out).parent / name).parent.mkdir(parents=True, exist_ok=True)
+                save(Path(out).parent / name, page)
     else:
         click.echo(text.rstrip("\n"))
 

@@ -137,8 +137,32 @@ ORDER BY a.path, a.version
 
 def short_id(session_id: str) -> str:
     """``claude-code:b720e73d-...`` -> ``b720e73d``; a subagent ``.../aba3165e31922a567`` -> its agent id."""
-    tail = session_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+    tail = _tail(session_id)
     return tail.split("-", 1)[0][:18] if "-" in tail and len(tail) > 18 else tail[:18]
+
+
+def _tail(session_id: str) -> str:
+    return session_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+
+
+def short_ids(session_ids: list[str]) -> dict[str, str]:
+    """Each id's :func:`short_id`, made longer (more of its tail, then its whole id) until no other
+    id on the page has the same: two Codex sessions started in the same minute share their first
+    eight digits (time-ordered UUIDs)."""
+    ids = sorted(set(session_ids))
+    tails = {sid: _tail(sid) for sid in ids}
+    out = {}
+    for sid in ids:
+        short = short_id(sid)
+        others = [t for o, t in tails.items() if o != sid]
+        n = len(short)
+        while tails[sid].startswith(short) and any(t.startswith(short) for t in others) and n < len(tails[sid]):
+            n += 1
+            short = tails[sid][:n]
+        if any(t == short for t in others) or not tails[sid].startswith(short):  # same tail: the whole id
+            short = sid if any(t == tails[sid] for t in others) else short
+        out[sid] = short
+    return out
 
 
 def lane_order(members: pl.DataFrame) -> list[str]:
@@ -179,7 +203,7 @@ def run_data(store: Store, graph: RunGraph) -> dict:
         sessions.append(
             {
                 "id": m["session_id"],
-                "short": short_id(m["session_id"]),
+                "short": m["session_id"],  # made unique over the page below
                 "lane": lane[m["session_id"]],
                 "parent": m["parent_session_id"],
                 "via": m["via"],
@@ -226,6 +250,9 @@ def run_data(store: Store, graph: RunGraph) -> dict:
         for e in graph.edges.iter_rows(named=True)
     ]
     sessions += _external(store, edges, lane)
+    shorts = short_ids([x["id"] for x in sessions])
+    for x in sessions:
+        x["short"] = shorts[x["id"]]
     artifacts = _artifacts(store, run["run_id"])
     kinds = list(EDGE_KINDS) + sorted({e["kind"] for e in edges} - set(EDGE_KINDS))
     tiers = list(TIERS) + sorted({e["tier"] for e in edges} - set(TIERS))
@@ -265,7 +292,7 @@ def _external(store: Store, edges: list[dict], lane: dict[str, int]) -> list[dic
         out.append(
             {
                 "id": sid,
-                "short": short_id(sid),
+                "short": sid,
                 "lane": len(lane) + i,
                 "parent": None,
                 "via": None,

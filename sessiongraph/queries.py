@@ -129,3 +129,13 @@ def report(*, since=None, fmt: str = "text", db: str | None = None) -> str:
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")
     with Store(db, read_only=True) as store:
         return history.report(store, since=since, fmt=fmt)
+
+
+def report_pages(*, since=None, db: str | None = None) -> dict[str, str]:
+    """The pages the HTML report links to (its most expensive runs), by their address beside it."""
+    from sessiongraph import html
+    from sessiongraph import report as history
+
+    with Store(db, read_only=True) as store:
+        top = history.build(store, since=since).top_runs["run_id"].to_list()
+        return {history.run_page_name(rid): html.run_page(store, rid) for rid in top}

@@ -13,12 +13,13 @@ never as $0, and the "Prices" section says which source priced which model.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import polars as pl
 
-from sessiongraph.html import asset, esc, harness_classes, page
+from sessiongraph.html import asset, esc, page
 from sessiongraph.output import table
 from sessiongraph.store import Store
 
@@ -223,12 +224,7 @@ def html(r: Report) -> str:
     known = r.per_day.filter(pl.col("day").is_not_null())
     cost = r.cost.filter(pl.col("day").is_not_null() & pl.col("usd").is_not_null())
     series = sorted({(h or "unknown", m) for h, m in cost.select("harness", "model").iter_rows()})
-    hc = harness_classes([h for h, _ in series])
-    seen: dict[str, int] = {}
-    cls = {}
-    for h, m in series:  # one shade per model within its harness colour
-        seen[h] = seen.get(h, 0) + 1
-        cls[(h, m)] = f"{hc[h]} shade-{(seen[h] - 1) % 4}"
+    cls = series_classes(series)
     values = {(d, (h or "unknown", m)): u for d, h, m, u in cost.select("day", "harness", "model", "usd").iter_rows()}
     days = _day_range(known["day"].to_list())
     runs_chart = bar_chart(
@@ -257,15 +253,34 @@ def html(r: Report) -> str:
 <h2>Dollars per day by harness and model</h2>{usd_chart}<ul class="series">{legend}</ul>
 {_unpriced_note(unpriced)}
 <h2>Prices: which source priced which model</h2>{html_table(r.sources.with_columns(USD_TEXT), "sources")}
-<h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs")}
-<p class="hint">Open one with <code>sessiongraph show RUN --format html --out run.html</code>.</p>
+<h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs", links={"run_id": run_page_name})}
+<p class="hint">Each run id links to its page in <code>{RUN_PAGES}/</code> beside this report (written with it by
+<code>sessiongraph report --format html --out FILE</code>); or <code>sessiongraph show RUN --format html --out run.html</code>.</p>
 <h2>Subagents and launched sessions</h2>{html_table(r.spawned, "spawned")}
 <h2>Tier mix of all edges</h2>{tier_bar(_tier_mix(r))}{html_table(r.tiers, "tiers")}
 <h2>Diagnostics</h2>{html_table(r.diagnostics, "diagnostics")}
 <h2>Per day</h2>{html_table(r.per_day.with_columns(USD_TEXT), "per-day")}
 <footer class="hint">Written by sessiongraph from session metadata; no prompt, command or output text.
 Dollars are list prices at each request's date (see "Prices" for their source); tokens of models without a price are counted as unpriced, never as $0.</footer>"""
-    return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css"))
+    return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css") + _pattern_css())
+
+
+# Colour-blind-safe qualitative colours (Paul Tol's "muted" scheme), one per model series in the
+# chart, kept together by harness; past nine series the colours come again hatched, then
+# back-hatched, then dotted, so 36 models each have a look of their own (report.css, _patterns).
+PALETTE = ("#332288", "#88ccee", "#44aa99", "#117733", "#999933", "#ddcc77", "#cc6677", "#882255", "#aa4499")
+STYLES = ("", "hatch", "back", "dots")
+RUN_PAGES = "runs"  # the folder beside an HTML report that holds its runs' pages
+
+
+def series_classes(series: list) -> dict:
+    n = len(PALETTE)
+    return {s: f"m-{i % n}" + (f" {STYLES[i // n % len(STYLES)]}" if i >= n else "") for i, s in enumerate(series)}
+
+
+def run_page_name(run_id: str) -> str:
+    """The address of a run's page from the report: ``runs/<run id, made file-safe>.html``."""
+    return f"{RUN_PAGES}/{re.sub(r'[^A-Za-z0-9._-]', '_', run_id)}.html"
 
 
 def _unpriced_note(df: pl.DataFrame) -> str:
@@ -293,7 +308,7 @@ def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
     peak = step * ticks
     bw = (w - left - 8) / len(days)
     y = lambda v: top + (h - top - bottom) * (1 - v / peak)  # noqa: E731
-    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">']
+    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">', _patterns()]
     for i in range(ticks + 1):
         v = step * i
         out.append(
@@ -322,6 +337,30 @@ def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
     return "".join(out)
 
 
+def _patterns() -> str:
+    """A patterned fill per palette colour and style (``rect.<style>.m-N``, :func:`_pattern_css`)."""
+    marks = {
+        "hatch": ('patternTransform="rotate(45)"', '<rect width="2.5" height="6" fill="#fff"/>'),
+        "back": ('patternTransform="rotate(-45)"', '<rect width="2.5" height="6" fill="#fff"/>'),
+        "dots": ("", '<circle cx="3" cy="3" r="1.4" fill="#fff"/>'),
+    }
+    defs = "".join(
+        f'<pattern id="{style}-{i}" width="6" height="6" patternUnits="userSpaceOnUse" {turn}>'
+        f'<rect width="6" height="6" fill="{c}"/>{mark}</pattern>'
+        for style, (turn, mark) in marks.items()
+        for i, c in enumerate(PALETTE)
+    )
+    return f"<defs>{defs}</defs>"
+
+
+def _pattern_css() -> str:
+    return "".join(
+        f".chart rect.{style}.m-{i} {{ fill: url(#{style}-{i}); }}\n"
+        for style in STYLES[1:]
+        for i in range(len(PALETTE))
+    )
+
+
 def _nice(v: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that is at least ``v``."""
     mag = 10 ** math.floor(math.log10(v))
@@ -345,14 +384,18 @@ def tier_bar(mix: pl.DataFrame) -> str:
     return f'<svg class="tierbar" viewBox="0 0 600 18" role="img" aria-label="Tier mix">{"".join(parts)}</svg>'
 
 
-def html_table(df: pl.DataFrame, name: str) -> str:
+def html_table(df: pl.DataFrame, name: str, links: dict | None = None) -> str:
+    """A table; ``links`` (column -> value -> relative address) makes that column's cells links."""
     if not df.height:
         return f'<p class="hint" id="{name}">(none)</p>'
+    links = links or {}
     head = "".join(f'<th class="{"num" if df.schema[c].is_numeric() else ""}">{esc(c)}</th>' for c in df.columns)
     rows = []
     for row in df.iter_rows():
         cells = "".join(
-            f'<td class="{"num" if df.schema[c].is_numeric() else ""}">{_cell(v)}</td>'
+            f'<td class="{"num" if df.schema[c].is_numeric() else ""}">'
+            + (f'<a href="{esc(links[c](v))}">{_cell(v)}</a>' if c in links and v is not None else _cell(v))
+            + "</td>"
             for c, v in zip(df.columns, row, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")

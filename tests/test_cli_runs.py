@@ -75,3 +75,19 @@ def test_show_unknown_run_is_an_error(db):
     res = run("show", "no-such-run", "--db", path)
     assert res.exit_code == 1
     assert res.output.startswith("Error: no run 'no-such-run'")
+
+
+def test_tree_header_says_session_once_and_the_end_date_of_a_run_over_days(db):
+    from datetime import timedelta
+
+    from sessiongraph import show
+    from sessiongraph.store import Store
+
+    path, _ = db
+    with Store(path, read_only=True) as store:
+        g = show.run_graph(store, "b720e73d")
+    head = show.tree(g).splitlines()[0]
+    assert head.endswith("(6 sessions, 2026-01-20 16:40:00 -> 16:40:48)")
+    later = g.run | {"n_sessions": 1, "ended_at": g.run["started_at"] + timedelta(days=5, hours=1)}
+    head = show.tree(show.RunGraph(later, g.members, g.edges)).splitlines()[0]
+    assert head.endswith("(1 session, 2026-01-20 16:40:00 -> 2026-01-25 17:40:00)")
