@@ -180,7 +180,7 @@ def infer_safely(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]
     """:func:`infer_group`, and a bug in it a diagnostic of each partition rather than a lost ingest."""
     try:
         return infer_group(frames, files)
-    except Exception as exc:  # noqa: BLE001 - one failing group must not lose the others
+    except Exception as exc:  # one failing group must not lose the others
         where = traceback.extract_tb(exc.__traceback__)[-1]
         parts = files.select("partition_id").unique().sort("partition_id")
         diags = parts.select(

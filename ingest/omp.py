@@ -125,7 +125,7 @@ def detect(path: str, head: bytes) -> bool:
             if kind == "message" and isinstance(msg, dict) and msg.get("role") in OMP_ONLY_ROLES:
                 return True
         return _place(path)[0] is not None
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+    except Exception:  # detection must never break a scan
         return False
 
 

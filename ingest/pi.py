@@ -127,7 +127,7 @@ def detect(path: str, head: bytes) -> bool:
         from sessiongraph.ingest import omp  # omp builds on this module: imported here, not at the top
 
         return not omp.detect(path, head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+    except Exception:  # detection must never break a scan
         return False
 
 

@@ -82,7 +82,7 @@ def parse(
     parser: Parser | None
     try:
         # A large buffer: readline fills a long line in a few reads, not one per 8 KB.
-        fh = open(path, "rb", buffering=_READ)  # noqa: SIM115 - closed below, after both phases
+        fh = open(path, "rb", buffering=_READ)  # closed below, after both phases
     except OSError as exc:
         parser = new(path)
         parser.diags.add("unreadable_file", None, type(exc).__name__)
