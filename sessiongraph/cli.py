@@ -354,10 +354,16 @@ def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
 
 @main.command()
 @_listing_options
+@click.option(
+    "--status",
+    multiple=True,
+    type=click.Choice(["completed", "error", "interrupted", "unknown"]),
+    help="Only sessions whose log ends so (sessions.end_status); repeatable.",
+)
 @_errors
-def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):  # noqa: PLR0913
-    """One line per session: harness, kind, start and end, model, cwd, subagents spawned, tokens,
-    dollars and run."""
+def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide, status):  # noqa: PLR0913
+    """One line per session: harness, kind, how its log ends (status), start and end, model, cwd,
+    subagents spawned, tokens, dollars and run."""
     _listing(
         "sessions",
         db,
@@ -370,6 +376,7 @@ def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):
         cwd=cwd,
         sort=sort,
         limit=limit,
+        status=status,
     )
 
 

@@ -10,7 +10,8 @@ SORTS = ("start", "cost", "tokens", "sessions")
 
 # One row per session with its cwd, spawned subagents and dollars (session_overview).
 SESSIONS_SQL = """
-SELECT o.session_id, o.harness, o.session_kind AS kind, o.started_at, o.ended_at, o.model, o.cwd,
+SELECT o.session_id, o.harness, o.session_kind AS kind, o.end_status AS status, o.started_at, o.ended_at,
+       o.model, o.cwd,
        (SELECT count(*) FROM run_sessions c WHERE c.parent_session_id = o.session_id AND c.via = 'spawn')
            AS subagents,
        o.total_tokens AS tokens, o.usd, m.run_id
@@ -44,6 +45,7 @@ def _filtered(
     cwd: str | None = None,
     sort: str = "start",
     limit: int | None = None,
+    status: tuple[str, ...] = (),
     sessions_col: str,
 ) -> tuple[str, list]:
     """``base`` filtered to the window (active on or after ``since``, started by ``until``), the
@@ -68,6 +70,9 @@ def _filtered(
             where.append(f"(cwd = ${n} OR starts_with(cwd, rtrim(${n}, '/') || '/'))")
         else:
             where.append(f"contains(cwd, ${n})")
+    if status:
+        params.append(list(status))
+        where.append(f"list_contains(${len(params)}::VARCHAR[], status)")
     order = _ORDER.get(sort) or f"{sessions_col} DESC"
     sql = f"SELECT * FROM ({base}) WHERE {' AND '.join(where) or 'TRUE'} ORDER BY {order}, {key}"
     if limit is not None:

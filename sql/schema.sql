@@ -1,4 +1,4 @@
--- sessiongraph store, schema version 11 (sessiongraph/store.py SCHEMA_VERSION).
+-- sessiongraph store, schema version 12 (sessiongraph/store.py SCHEMA_VERSION).
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
 -- plus ingest_id: the ingest that wrote the row (and usage its dollars, sessiongraph/costs.py).
 
@@ -84,6 +84,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     waiting_on         VARCHAR,
     status             VARCHAR,   -- OCP attempt status, when the log records one
     outcome_tier       VARCHAR,   -- verified | reported | heuristic | asserted
+    end_status         VARCHAR,   -- how the log ends: completed | error | interrupted | unknown
+    end_line           BIGINT,    -- the record that says so
     ingest_id          BIGINT NOT NULL
 );
 

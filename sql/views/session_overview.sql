@@ -11,7 +11,12 @@ WITH s AS (
         arg_max(model, n_records) AS model,
         any_value(entrypoint) AS entrypoint,
         any_value(cwd) AS cwd,
-        count(*) AS n_files
+        count(*) AS n_files,
+        -- how its last file ends (sessions.end_status; unknown where the adapter does not tell),
+        -- and the record that says so
+        coalesce(arg_max(end_status, coalesce(ended_at, started_at)), 'unknown') AS end_status,
+        arg_max(source_path, coalesce(ended_at, started_at)) AS end_source,
+        arg_max(end_line, coalesce(ended_at, started_at)) AS end_line
     FROM sessions
     GROUP BY session_id
 ), t AS (
