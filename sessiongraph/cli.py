@@ -1,4 +1,6 @@
-"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name.
+"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name
+(``sessiongraph.show`` for ``show``, ``sessiongraph.export_ocp`` for ``export ocp``; ``ingest`` is
+``sessiongraph.ingest_logs``: the package docstring says why).
 
 The library modules are imported by the commands that use them: polars and DuckDB take longer to
 import than ``--help`` or a bad argument takes to answer.
@@ -13,9 +15,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sessiongraph import __version__
+import sessiongraph
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.steps import DEFAULT_MAX_TEXT_CHARS
+from sessiongraph.version import __version__
 
 if TYPE_CHECKING:
     from sessiongraph.pipeline import IngestSummary
@@ -33,6 +37,16 @@ DB_OPTION = click.option(
 )
 
 
+def json_option(help: str = "Print one JSON object with what was written."):
+    """``--json``: the command prints JSON (``help`` says what) instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def privacy_option(help: str):
+    """``--privacy``: one of the profiles (``ingest.frames.PROFILES``), metadata_only by default."""
+    return click.option("--privacy", type=click.Choice(PROFILES), default="metadata_only", show_default=True, help=help)
+
+
 def _errors(fn):
     """Turn library errors into `Error: ...` and exit 1, never a traceback."""
 
@@ -48,9 +62,9 @@ def _errors(fn):
 
 def _warn_prices(db) -> None:
     """Say so on stderr when the store's dollars are older than the installed price library."""
-    from sessiongraph import queries
+    from sessiongraph.views.queries import price_warning
 
-    if warning := queries.price_warning(db=db):
+    if warning := price_warning(db=db):
         click.echo(f"Warning: {warning}", err=True)
 
 
@@ -84,7 +98,7 @@ def main() -> None:
 @click.option("--since", type=Date(), help="Only files with a session active on or after this date.")
 @click.option("--until", type=Date(), help="Only files with a session that started by this date.")
 @click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the counts instead.")
+@json_option("Print one JSON object with the counts instead.")
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -94,13 +108,9 @@ def main() -> None:
 )
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
-    "(prompts, completions, tool input and output), secrets masked.",
+@privacy_option(
+    "metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
+    "(prompts, completions, tool input and output), secrets masked."
 )
 @click.option(
     "--max-text-chars",
@@ -145,8 +155,9 @@ def ingest(
     only over the partitions the changed files reach.
     """
     from sessiongraph import config
-    from sessiongraph.output import dumps
-    from sessiongraph.pipeline import ingest as run_ingest
+    from sessiongraph.views.output import dumps
+
+    run_ingest = sessiongraph.ingest_logs
 
     options = dict(
         db=db,
@@ -173,9 +184,7 @@ def ingest(
         summary = run_ingest(paths, **options)
     written = None
     if out_parquet:
-        from sessiongraph.parquet import export_parquet
-
-        written = export_parquet(out_parquet, db=summary.db)
+        written = sessiongraph.export_parquet(out_parquet, db=summary.db)
     if as_json:
         click.echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
         return
@@ -226,7 +235,7 @@ def _prices_text(p: dict) -> str:
 @PRICES_OPTION
 @click.option("--no-prices", is_flag=True, help="Forget the store's --prices file: price with genai-prices alone.")
 @click.option("--all", "force", is_flag=True, help="Price every request again, not only those priced otherwise.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was priced.")
+@json_option("Print one JSON object with what was priced.")
 @_errors
 def reprice(db, prices, no_prices, force, as_json):
     """Price the store's requests again: after upgrading genai-prices, or with another --prices file.
@@ -234,14 +243,11 @@ def reprice(db, prices, no_prices, force, as_json):
     Rows priced with the current price set (genai-prices version, price file and its content) are
     left alone unless --all; an ingest does the same for what it finds priced otherwise.
     """
-    from sessiongraph.costs import reprice as run_reprice
-    from sessiongraph.output import dumps
-    from sessiongraph.store import Store
+    from sessiongraph.views.output import dumps
 
     if prices and no_prices:
         raise click.UsageError("give --prices or --no-prices, not both")
-    with Store(db) as store:
-        done = run_reprice(store, prices, drop_file=no_prices, force=force)
+    done = sessiongraph.reprice(db=db, prices=prices, drop_file=no_prices, force=force)
     click.echo(dumps(done.to_dict()) if as_json else _prices_text(done.to_dict()))
 
 
@@ -254,7 +260,7 @@ class _SchemaHelp(click.Command):
     """A command whose help names what the store and the dataset hold, read when help is shown."""
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from sessiongraph.dataset import TABLES
+        from sessiongraph.dataset.tables import TABLES
         from sessiongraph.sql import names
 
         held = names()
@@ -291,19 +297,18 @@ def query(sql, sql_file, db, fmt, parquet):
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views.output import render
 
     text = sql if sql is not None else sql_file.read()
     if parquet:
         if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
             raise click.UsageError("give --db or --parquet, not both")
-        from sessiongraph.parquet import query as query_parquet
+        from sessiongraph.dataset.parquet import query as query_parquet
 
         click.echo(render(query_parquet(text, parquet=parquet), fmt))
         return
     _warn_prices(db)
-    click.echo(render(queries.query(text, db=db), fmt))
+    click.echo(render(sessiongraph.query(text, db=db), fmt))
 
 
 def _listing_options(fn):
@@ -344,11 +349,10 @@ def _listing_options(fn):
 
 
 def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views.output import render
 
     _warn_prices(db)
-    df = getattr(queries, kind)(db=db, **filters)
+    df = getattr(sessiongraph, kind)(db=db, **filters)
     click.echo(render(df, "json" if as_json else fmt, wide=wide))
 
 
@@ -401,12 +405,10 @@ def show(run, db, fmt, out):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
-    from sessiongraph import queries
-
     _warn_prices(db)
-    text = queries.run_page(run, db=db) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
+    text = sessiongraph.show(run, fmt=fmt, db=db)
     if out:
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
     else:
@@ -425,18 +427,18 @@ def report(db, since, fmt, out):
 
     With --format html --out FILE, the pages of the most expensive runs go beside FILE in runs/,
     and the report links to them."""
-    from sessiongraph import queries
-
     _warn_prices(db)
-    text = queries.report(since=since, fmt=fmt, db=db)
+    text = sessiongraph.report(since=since, fmt=fmt, db=db)
     if out:
         from pathlib import Path
 
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
         if fmt == "html":  # the run pages its run ids link to, beside it
-            for name, page in queries.report_pages(since=since, db=db).items():
+            from sessiongraph.views.queries import report_pages
+
+            for name, page in report_pages(since=since, db=db).items():
                 (Path(out).parent / name).parent.mkdir(parents=True, exist_ok=True)
                 save(Path(out).parent / name, page)
     else:
@@ -452,23 +454,16 @@ def export():
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the <run>.ocp.json files.")
 @click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only writes no prompt, completion, tool or file text.",
-)
+@privacy_option("metadata_only writes no prompt, completion, tool or file text.")
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_ocp(out, runs, since, privacy, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
-    from sessiongraph.export import export_ocp as run_export
-    from sessiongraph.output import dumps
+    from sessiongraph.views.output import dumps
 
     _warn_prices(db)
-    summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy)
+    summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return
@@ -483,26 +478,19 @@ def export_ocp(out, runs, since, privacy, db, as_json):
 
 @export.command("parquet")
 @click.option("--out", required=True, help="Dataset folder, or a URI such as s3://bucket/path.")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only writes no log text (no shell commands or subagent descriptions).",
-)
+@privacy_option("metadata_only writes no log text (no shell commands or subagent descriptions).")
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_parquet(out, privacy, db, as_json):
     """Write the store as a Hive-partitioned Parquet dataset (OUT/<table>/harness=/month=/).
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import export_parquet as run_export
+    from sessiongraph.views.output import dumps
 
     _warn_prices(db)
-    summary = run_export(out, db=db, privacy=privacy)
+    summary = sessiongraph.export_parquet(out, db=db, privacy=privacy)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
@@ -528,7 +516,7 @@ def export_parquet(out, privacy, db, as_json):
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, db, as_json):  # noqa: PLR0913
     """Write each session's conversation (messages with tool calls) and labels as training splits.
@@ -536,10 +524,9 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
     .jsonl loads with polars or `datasets`. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.trajectories import export
+    from sessiongraph.views.output import dumps
 
-    s = export(
+    s = sessiongraph.export_trajectories(
         out,
         db=db,
         split=split,
@@ -571,7 +558,7 @@ def _parquet_text(s) -> str:
 @main.command()
 @click.argument("dataset")
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the rows loaded.")
+@json_option("Print one JSON object with the rows loaded.")
 @_errors
 def load(dataset, db, as_json):
     """Load a Parquet DATASET (a folder or URI written by export parquet) into a new store,
@@ -583,10 +570,9 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import load as run_load
+    from sessiongraph.views.output import dumps
 
-    summary = run_load(dataset, db=db)
+    summary = sessiongraph.load(dataset, db=db)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return

@@ -72,6 +72,14 @@ class Repriced:
         }
 
 
+def reprice_db(
+    *, db: str | None = None, prices: str | None = None, drop_file: bool = False, force: bool = False
+) -> Repriced:
+    """``sessiongraph reprice``: :func:`reprice` the store at ``db`` (opened for writing)."""
+    with Store(db) as store:
+        return reprice(store, prices, drop_file=drop_file, force=force)
+
+
 def library() -> str:
     """``genai-prices X.Y.Z``: the installed package's version (without loading its data)."""
     return f"genai-prices {metadata.version('genai-prices')}"

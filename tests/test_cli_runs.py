@@ -80,8 +80,8 @@ def test_show_unknown_run_is_an_error(db):
 def test_tree_header_says_session_once_and_the_end_date_of_a_run_over_days(db):
     from datetime import timedelta
 
-    from sessiongraph import show
     from sessiongraph.store import Store
+    from sessiongraph.views import show
 
     path, _ = db
     with Store(path, read_only=True) as store:

@@ -13,12 +13,13 @@ import pytest
 from click.testing import CliRunner
 from genai_prices import Usage, calc_price
 
-from sessiongraph import costs, report
+from sessiongraph import costs
 from sessiongraph.cli import main
-from sessiongraph.export import export_ocp
-from sessiongraph.parquet import export_parquet, read_table
+from sessiongraph.dataset.parquet import export_parquet, read_table
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
+from sessiongraph.views import report
 from tests.conftest import SAMPLES
 
 # A Claude Code run that launched Codex sessions, with 1-hour cache writes (sample_logs).

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.dataset import TABLES
+from sessiongraph.dataset.tables import TABLES
 from sessiongraph.store import Store
 from tests.conftest import ROOT
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.output import FORMATS
 from sessiongraph.store import Store
+from sessiongraph.views.output import FORMATS
 from tests.conftest import SAMPLES
 
 HUGE = 170141183460469231731687303715884105727  # HUGEINT's largest: 39 digits

@@ -28,7 +28,16 @@ from sessiongraph.ingest.claude_code.handoff import HANDOFF_CITE, _Handoff
 from sessiongraph.ingest.claude_code.pairing import _Pairing
 from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.frames import Frames, split_cache_writes
-from sessiongraph.ingest.jsonl import Diagnostics, as_int, as_str, json_type, parse_ts, string_literal, text_hash
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    as_int,
+    as_str,
+    file_size,
+    json_type,
+    parse_ts,
+    string_literal,
+    text_hash,
+)
 from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "claude-code"  # the adapter's NAME (the package's __init__ gives it)
@@ -532,7 +541,7 @@ class _Parser(_Handoff, _Pairing):
             "layout": "inline" if s.key else self.layout,
             "harness_version": s.version,
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "cwd": s.cwd,
             "git_branch": s.git_branch,
             "started_at": s.first_ts,
@@ -579,10 +588,3 @@ class _Parser(_Handoff, _Pairing):
             }
             for p in call["paths"]
         ]
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

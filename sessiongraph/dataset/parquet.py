@@ -26,10 +26,13 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__, costs, dataset
-from sessiongraph.dataset import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
+from sessiongraph import costs
+from sessiongraph.dataset import tables as dataset
+from sessiongraph.dataset.tables import SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.store import Store
+from sessiongraph.version import __version__
 
 KEY_VERSION = b"sessiongraph.schema_version"
 KEY_HASH = b"sessiongraph.content_hash"
@@ -75,8 +78,8 @@ def export_parquet(
     privacy: str = "metadata_only",
 ) -> ParquetSummary:
     """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
-    if privacy not in PRIVACY:
-        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    if privacy not in PROFILES:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     with Store(db, read_only=True) as store:
         tables = dataset.build(store, privacy=privacy)
     summary = write(tables, out, privacy=privacy)

@@ -109,9 +109,11 @@ def query(sql: str, *, db: str | None = None) -> pl.DataFrame:
 
 
 def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
-    """One run as an indented tree (``tree``) or Graphviz DOT (``dot``)."""
-    from sessiongraph import show as render
+    """One run as an indented tree (``tree``), Graphviz DOT (``dot``) or one HTML page (``html``)."""
+    from sessiongraph.views import show as render
 
+    if fmt == "html":
+        return run_page(run, db=db)
     with Store(db, read_only=True) as store:
         graph = render.run_graph(store, run)
     return render.dot(graph) if fmt == "dot" else render.tree(graph)
@@ -119,7 +121,7 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
 
 def run_page(run: str, *, db: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
-    from sessiongraph import html
+    from sessiongraph.views import html
 
     with Store(db, read_only=True) as store:
         return html.run_page(store, run)
@@ -127,8 +129,8 @@ def run_page(run: str, *, db: str | None = None) -> str:
 
 def report(*, since=None, fmt: str = "text", db: str | None = None) -> str:
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
-    from sessiongraph import report as history
     from sessiongraph.errors import SessiongraphError
+    from sessiongraph.views import report as history
 
     if fmt not in ("text", "html"):
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")
@@ -138,8 +140,8 @@ def report(*, since=None, fmt: str = "text", db: str | None = None) -> str:
 
 def report_pages(*, since=None, db: str | None = None) -> dict[str, str]:
     """The pages the HTML report links to (its most expensive runs), by their address beside it."""
-    from sessiongraph import html
-    from sessiongraph import report as history
+    from sessiongraph.views import html
+    from sessiongraph.views import report as history
 
     with Store(db, read_only=True) as store:
         top = history.build(store, since=since).top_runs["run_id"].to_list()

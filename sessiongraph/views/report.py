@@ -19,9 +19,9 @@ from datetime import date, datetime, timedelta
 
 import polars as pl
 
-from sessiongraph.html import asset, esc, page
-from sessiongraph.output import table
 from sessiongraph.store import Store
+from sessiongraph.views.html import asset, esc, page
+from sessiongraph.views.output import table
 
 TOP_RUNS = 10
 
