@@ -626,10 +626,11 @@ arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE
             if runs.len() == 1:
                 return runs.item()
         if hit.height:
-            runs = hit.group_by("run_id").agg(pl.col("session_id").min()).sort("run_id")
-            shown = "; ".join(f"{r} ({s})" for r, s in runs.head(AMBIGUOUS_SHOWN).iter_rows())
-            more = f"; and {runs.height - AMBIGUOUS_SHOWN} more" if runs.height > AMBIGUOUS_SHOWN else ""
-            raise SessiongraphError(f"{ref!r} matches {runs.height} runs: {shown}{more}; give more of the id")
+            matches = hit.group_by("run_id").agg(pl.col("session_id").min()).sort("run_id")
+            n = matches.height
+            shown = "; ".join(f"{r} ({s})" for r, s in matches.head(AMBIGUOUS_SHOWN).iter_rows())
+            more = f"; and {n - AMBIGUOUS_SHOWN} more" if n > AMBIGUOUS_SHOWN else ""
+            raise SessiongraphError(f"{ref!r} matches {n} runs: {shown}{more}; give more of the id")
         ids = self.query("SELECT run_id FROM runs")["run_id"].to_list()
         close = difflib.get_close_matches(ref, ids, n=1)
         hint = f"; did you mean {close[0]}?" if close else "; `sessiongraph runs` lists them"
