@@ -33,7 +33,7 @@ from sessiongraph.ingest.secrets import mask
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -116,6 +116,8 @@ ATTEMPTS = pl.Schema(
         "waiting_on": pl.String,
         "status": pl.String,
         "outcome_tier": pl.String,
+        "end_status": pl.String,
+        "end_line": pl.Int64,
         "requests": pl.Int64,
         **_TOKEN_COLS,
         "usd": pl.Float64,
