@@ -31,6 +31,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sessiongraph import costs  # noqa: E402
 from sessiongraph.store import Store  # noqa: E402
 from sessiongraph.views.html import run_page  # noqa: E402
 
@@ -198,6 +199,7 @@ def synthetic_store(db: Path, n: int, seed: int = 7) -> None:
             store.con.register("bench_rows", pl.DataFrame(rows, infer_schema_length=None).to_arrow())
             store.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM bench_rows")
             store.con.unregister("bench_rows")
+        costs.reprice(store)  # dollars, as an ingest prices its usage rows
 
 
 def measure(page: Path, tmp: Path, fragment: str = "") -> dict[str, float]:

@@ -97,6 +97,10 @@ OUTCOME_TIERS: tuple[str, ...] = ("verified", "reported", "heuristic", "asserted
 # state: one step of a session's state history; evidence: one item offered for an attempt's
 # result; verdict: one acceptance criterion judged.
 OUTCOME_KINDS: tuple[str, ...] = ("state", "evidence", "verdict")
+# How a session's own log ends (sessions.end_status): its last turn finished with an answer, an
+# error, or a person's interrupt; unknown while it waits on a tool or a model (still running, or
+# cut off), and for logs whose adapter does not tell.
+END_STATUSES: tuple[str, ...] = ("completed", "error", "interrupted", "unknown")
 
 SESSIONS = pl.Schema(
     {
@@ -163,6 +167,10 @@ SESSIONS = pl.Schema(
         # known (OUTCOME_TIERS); null when the log does not say.
         "status": pl.String,
         "outcome_tier": pl.String,
+        # How the session's own log ends (END_STATUSES), and the line of the record that says so
+        # (null for unknown). Claude Code and Codex fill them; other adapters leave them null.
+        "end_status": pl.String,
+        "end_line": pl.Int64,
     }
 )
 

@@ -18,6 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at startu
 if TYPE_CHECKING:  # what the type checker sees of COMMANDS
     from typing import Any
 
+    from sessiongraph.costs import reprice_db as reprice
     from sessiongraph.dataset.parquet import export_parquet as export_parquet
     from sessiongraph.dataset.parquet import load as load
     from sessiongraph.dataset.trajectories import export_trajectories as export_trajectories
@@ -41,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "export_parquet": "sessiongraph.dataset.parquet:export_parquet",
     "export_trajectories": "sessiongraph.dataset.trajectories:export_trajectories",
     "load": "sessiongraph.dataset.parquet:load",
+    "reprice": "sessiongraph.costs:reprice_db",
 }
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "load",
     "query",
     "report",
+    "reprice",
     "runs",
     "sessions",
     "show",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 PRICES_OPTION = click.option(
     "--prices",
     type=click.Path(dir_okay=False, exists=True),
-    help="A CSV of prices that win over genai-prices (see README, Dollars).",
+    help="A CSV of prices that win over genai-prices for the models it names; the store remembers it (README, Dollars).",
 )
 DB_OPTION = click.option(
     "--db",
@@ -58,6 +58,14 @@ def _errors(fn):
             raise click.ClickException(str(exc)) from None
 
     return wrapper
+
+
+def _warn_prices(db) -> None:
+    """Say so on stderr when the store's dollars are older than the installed price library."""
+    from sessiongraph.views.queries import price_warning
+
+    if warning := price_warning(db=db):
+        click.echo(f"Warning: {warning}", err=True)
 
 
 class Date(click.ParamType):
@@ -122,6 +130,7 @@ def main() -> None:
 @click.option(
     "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
 )
+@PRICES_OPTION
 @_errors
 def ingest(
     paths,
@@ -137,6 +146,7 @@ def ingest(
     launchers,
     prune,
     max_text_chars,
+    prices,
 ):  # noqa: PLR0913
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
@@ -160,6 +170,7 @@ def ingest(
         launchers=config.launchers(launchers),
         max_text_chars=max_text_chars,
         prune=prune,
+        prices=prices,
     )
     if not as_json and sys.stderr.isatty():
         from rich.progress import Progress
@@ -205,9 +216,39 @@ def _summary_text(s: IngestSummary) -> str:
             if s.inferred
             else " (nothing changed: passes not run)"
         ),
+        _prices_text(s.prices),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
+
+
+def _prices_text(p: dict) -> str:
+    if not p:
+        return "Dollars: no requests"
+    if not p["rows_priced"]:
+        return f"Dollars: every request priced already ({p['priced_with']})"
+    return f"Dollars: {p['rows_priced']:,} requests priced, {p['rows_changed']:,} changed ({p['priced_with']})"
+
+
+@main.command()
+@DB_OPTION
+@PRICES_OPTION
+@click.option("--no-prices", is_flag=True, help="Forget the store's --prices file: price with genai-prices alone.")
+@click.option("--all", "force", is_flag=True, help="Price every request again, not only those priced otherwise.")
+@json_option("Print one JSON object with what was priced.")
+@_errors
+def reprice(db, prices, no_prices, force, as_json):
+    """Price the store's requests again: after upgrading genai-prices, or with another --prices file.
+
+    Rows priced with the current price set (genai-prices version, price file and its content) are
+    left alone unless --all; an ingest does the same for what it finds priced otherwise.
+    """
+    from sessiongraph.views.output import dumps
+
+    if prices and no_prices:
+        raise click.UsageError("give --prices or --no-prices, not both")
+    done = sessiongraph.reprice(db=db, prices=prices, drop_file=no_prices, force=force)
+    click.echo(dumps(done.to_dict()) if as_json else _prices_text(done.to_dict()))
 
 
 def _counts(counts: dict[str, int], bare: bool = False) -> str:
@@ -215,11 +256,30 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
     return text if bare or not text else f" ({text})"
 
 
-@main.command()
+class _SchemaHelp(click.Command):
+    """A command whose help names what the store and the dataset hold, read when help is shown."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from sessiongraph.dataset.tables import TABLES
+        from sessiongraph.sql import names
+
+        held = names()
+        self.help = (self.help or "").format(
+            tables=", ".join(held["tables"]),
+            views=", ".join(held["views"]),
+            macros=", ".join(held["macros"]),
+            dataset=", ".join(TABLES),
+        )
+        super().format_help_text(ctx, formatter)
+
+
+@main.command(cls=_SchemaHelp)
 @click.argument("sql", required=False)
 @click.option("-f", "--file", "sql_file", type=click.File("r"), help="Read the SQL from a file (- for stdin).")
 @DB_OPTION
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl"]), default="table", show_default=True
+)
 @click.option(
     "--parquet", metavar="DIR", help="Query a Parquet dataset (export parquet) instead of a store; not with --db."
 )
@@ -227,10 +287,13 @@ def _counts(counts: dict[str, int], bare: bool = False) -> str:
 def query(sql, sql_file, db, fmt, parquet):
     """Run SQL against the store, opened read-only.
 
-    Tables: sessions, calls, file_events, launches, usage, diagnostics, ingested_files, ingests;
-    views: session_overview, usage_dedup. Example questions live in sql/queries/.
-    With --parquet DIR: one view per dataset table (runs, sessions, attempts, edges, artifacts,
-    usage, run_features), each with its harness and month partition columns (DATASET.md).
+    Tables: {tables}.
+
+    Views: {views}. Dollar macros: {macros} (README, Dollars). Example questions live in
+    sql/queries/.
+
+    With --parquet DIR: one view per dataset table ({dataset}), each with its harness and month
+    partition columns (DATASET.md).
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
@@ -244,30 +307,92 @@ def query(sql, sql_file, db, fmt, parquet):
 
         click.echo(render(query_parquet(text, parquet=parquet), fmt))
         return
+    _warn_prices(db)
     click.echo(render(sessiongraph.query(text, db=db), fmt))
 
 
-@main.command()
-@DB_OPTION
-@json_option("Print a JSON array instead of a table.")
-@_errors
-def sessions(db, as_json):
-    """One line per session: harness, start, model, kind and tokens."""
+def _listing_options(fn):
+    """The filters, sort and formats `sessions` and `runs` share."""
+    for option in reversed(
+        [
+            DB_OPTION,
+            click.option("--since", type=Date(), help="Only those active on or after this date."),
+            click.option("--until", type=Date(), help="Only those that started by this date."),
+            click.option(
+                "--harness", "harnesses", multiple=True, help="Only this harness (a run's: its root's); repeatable."
+            ),
+            click.option(
+                "--cwd", help="Only this project: a cwd at or under this path (a bare name: any cwd containing it)."
+            ),
+            click.option(
+                "--sort",
+                type=click.Choice(["start", "cost", "tokens", "sessions"]),
+                default="start",
+                show_default=True,
+                help="Order: by start; by dollars, tokens or sessions (subagents of a session), most first.",
+            ),
+            click.option("--limit", type=click.IntRange(min=0), help="At most this many rows."),
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(["table", "csv", "json", "jsonl"]),
+                default="table",
+                show_default=True,
+                help="Machine formats never cut an id.",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Same as --format json."),
+            click.option("--wide", is_flag=True, help="Cut no cell of the table (ids are never cut)."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
     from sessiongraph.views.output import render
 
-    df = sessiongraph.sessions(db=db)
-    click.echo(render(df, "json" if as_json else "table"))
+    _warn_prices(db)
+    df = getattr(sessiongraph, kind)(db=db, **filters)
+    click.echo(render(df, "json" if as_json else fmt, wide=wide))
 
 
 @main.command()
-@DB_OPTION
-@json_option("Print a JSON array instead of a table.")
+@_listing_options
+@click.option(
+    "--status",
+    multiple=True,
+    type=click.Choice(["completed", "error", "interrupted", "unknown"]),
+    help="Only sessions whose log ends so (sessions.end_status); repeatable.",
+)
 @_errors
-def runs(db, as_json):
-    """One line per run: its root session, size and how its sessions were started."""
-    from sessiongraph.views.output import render
+def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide, status):  # noqa: PLR0913
+    """One line per session: harness, kind, how its log ends (status), start and end, model, cwd,
+    subagents spawned, tokens, dollars and run."""
+    _listing(
+        "sessions",
+        db,
+        fmt,
+        as_json,
+        wide,
+        since=since,
+        until=until,
+        harnesses=harnesses,
+        cwd=cwd,
+        sort=sort,
+        limit=limit,
+        status=status,
+    )
 
-    click.echo(render(sessiongraph.runs(db=db), "json" if as_json else "table"))
+
+@main.command()
+@_listing_options
+@_errors
+def runs(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):  # noqa: PLR0913
+    """One line per run: root harness, start and end, sessions, subagents, launched sessions, the
+    root's cwd, tokens, dollars and harnesses."""
+    _listing(
+        "runs", db, fmt, as_json, wide, since=since, until=until, harnesses=harnesses, cwd=cwd, sort=sort, limit=limit
+    )
 
 
 @main.command()
@@ -275,13 +400,13 @@ def runs(db, as_json):
 @DB_OPTION
 @click.option("--format", "fmt", type=click.Choice(["tree", "dot", "html"]), default="tree", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
-@PRICES_OPTION
 @_errors
-def show(run, db, fmt, out, prices):
+def show(run, db, fmt, out):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
-    text = sessiongraph.show(run, fmt=fmt, db=db, prices=prices)
+    _warn_prices(db)
+    text = sessiongraph.show(run, fmt=fmt, db=db)
     if out:
         from sessiongraph.views.html import save
 
@@ -295,23 +420,34 @@ def show(run, db, fmt, out, prices):
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @click.option("--format", "fmt", type=click.Choice(["text", "html"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
-@PRICES_OPTION
 @_errors
-def report(db, since, fmt, out, prices):
+def report(db, since, fmt, out):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
-    runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
-    text = sessiongraph.report(since=since, fmt=fmt, db=db, prices=prices)
+    runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts.
+
+    With --format html --out FILE, the pages of the most expensive runs go beside FILE in runs/,
+    and the report links to them."""
+    _warn_prices(db)
+    text = sessiongraph.report(since=since, fmt=fmt, db=db)
     if out:
+        from pathlib import Path
+
         from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
+        if fmt == "html":  # the run pages its run ids link to, beside it
+            from sessiongraph.views.queries import report_pages
+
+            for name, page in report_pages(since=since, db=db).items():
+                (Path(out).parent / name).parent.mkdir(parents=True, exist_ok=True)
+                save(Path(out).parent / name, page)
     else:
         click.echo(text.rstrip("\n"))
 
 
 @main.group()
 def export():
-    """Write runs out: OCP 0.3 documents (one per run), or a Parquet dataset."""
+    """Write runs out: OCP 0.3 documents (one per run), a Parquet dataset, or training trajectories."""
 
 
 @export.command("ocp")
@@ -319,15 +455,15 @@ def export():
 @click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
 @privacy_option("metadata_only writes no prompt, completion, tool or file text.")
-@PRICES_OPTION
 @DB_OPTION
 @json_option()
 @_errors
-def export_ocp(out, runs, since, privacy, prices, db, as_json):
+def export_ocp(out, runs, since, privacy, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
     from sessiongraph.views.output import dumps
 
-    summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
+    _warn_prices(db)
+    summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return
@@ -343,18 +479,18 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
 @export.command("parquet")
 @click.option("--out", required=True, help="Dataset folder, or a URI such as s3://bucket/path.")
 @privacy_option("metadata_only writes no log text (no shell commands or subagent descriptions).")
-@PRICES_OPTION
 @DB_OPTION
 @json_option()
 @_errors
-def export_parquet(out, privacy, prices, db, as_json):
+def export_parquet(out, privacy, db, as_json):
     """Write the store as a Hive-partitioned Parquet dataset (OUT/<table>/harness=/month=/).
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
     from sessiongraph.views.output import dumps
 
-    summary = sessiongraph.export_parquet(out, db=db, privacy=privacy, prices=prices)
+    _warn_prices(db)
+    summary = sessiongraph.export_parquet(out, db=db, privacy=privacy)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
@@ -379,11 +515,10 @@ def export_parquet(out, privacy, prices, db, as_json):
 @click.option("--until", type=Date(), help="Only sessions that started by this date.")
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
-@PRICES_OPTION
 @DB_OPTION
 @json_option()
 @_errors
-def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, prices, db, as_json):  # noqa: PLR0913
+def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, db, as_json):  # noqa: PLR0913
     """Write each session's conversation (messages with tool calls) and labels as training splits.
 
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
@@ -401,7 +536,6 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
         until=until,
         harnesses=harnesses,
         min_steps=min_steps,
-        prices=prices,
     )
     if as_json:
         click.echo(dumps(s.to_dict()))

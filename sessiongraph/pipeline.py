@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
-from sessiongraph import engines
+from sessiongraph import costs, engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, steps
@@ -19,6 +19,7 @@ from sessiongraph.ingest.discover import Found, listing, not_transcript, pruned_
 from sessiongraph.ingest.discover import roots as real_roots
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.shell import check_launchers
+from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 from sessiongraph.work import BATCH_FILES, Job, WrittenFile
 
@@ -63,6 +64,7 @@ class IngestSummary:
     runs: int = 0
     edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
     inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
+    prices: dict = field(default_factory=dict)  # costs.Repriced: the price set, rows (re)priced
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -86,6 +88,7 @@ def ingest(
     launchers: dict[str, str] | None = None,
     prune: bool = False,
     max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
+    prices: str | None = None,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -101,10 +104,14 @@ def ingest(
     written or dropped now were in or are in now; every other inference row stays as it is.
     ``launchers`` (program -> harness) adds wrapper CLIs that run an agent CLI to the built-in
     table (``ingest.shell.BUILTIN_LAUNCHERS``); it applies to the files read in this ingest.
+    Usage rows are priced once written (``sessiongraph.costs``), with the ``prices`` override file
+    if given, else the one the store remembers; rows priced with another price set are re-priced.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
     profiles.check(privacy)
+    if prices is not None:
+        Prices.load(prices)  # a bad price file fails before the store is touched
     # What every job of this ingest shares; _plan sets each one's file.
     job = Job("", 0, 0, privacy, None, max_text_chars, check_launchers(launchers or {}), since, until)
     listed = list(listing(paths))  # raises for a named path that does not exist
@@ -115,6 +122,7 @@ def ingest(
         ingest_id = store.begin_ingest(roots)
         _parse_and_store(store, plan, ingest_id, summary, progress, engine, workers, ray_address)
         _prune(store, plan.gone, summary)
+        summary.prices = costs.reprice(store, prices).to_dict()
         _infer(store, summary, engine, workers, ray_address)
         _summarize(store, plan, ingest_id, summary)
     summary.seconds = round(time.perf_counter() - t0, 3)

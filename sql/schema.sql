@@ -1,6 +1,6 @@
--- sessiongraph store, schema version 8 (sessiongraph/store.py SCHEMA_VERSION).
+-- sessiongraph store, schema version 12 (sessiongraph/store.py SCHEMA_VERSION).
 -- The frame tables mirror ingest/frames.py column for column (tests/test_schema.py checks it),
--- plus ingest_id: the ingest that wrote the row.
+-- plus ingest_id: the ingest that wrote the row (and usage its dollars, sessiongraph/costs.py).
 
 CREATE TABLE IF NOT EXISTS sessiongraph_meta (
     key   VARCHAR PRIMARY KEY,
@@ -88,6 +88,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     waiting_on         VARCHAR,
     status             VARCHAR,   -- OCP attempt status, when the log records one
     outcome_tier       VARCHAR,   -- verified | reported | heuristic | asserted
+    end_status         VARCHAR,   -- how the log ends: completed | error | interrupted | unknown
+    end_line           BIGINT,    -- the record that says so
     ingest_id          BIGINT NOT NULL
 );
 
@@ -168,7 +170,13 @@ CREATE TABLE IF NOT EXISTS usage (
     reasoning_tokens         BIGINT,
     source_path              VARCHAR NOT NULL,
     line                     BIGINT,
-    ingest_id                BIGINT NOT NULL
+    ingest_id                BIGINT NOT NULL,
+    -- Dollars, set by sessiongraph/costs.py right after the rows are written (costs.COLUMNS).
+    usd                      DECIMAL(18,9),   -- null: no price for the model
+    price_source             VARCHAR,
+    priced_as                VARCHAR,
+    model_id                 VARCHAR,
+    priced_with              VARCHAR          -- the price set that priced the row; null: not yet
 );
 
 CREATE TABLE IF NOT EXISTS diagnostics (

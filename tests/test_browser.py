@@ -236,3 +236,51 @@ def test_a_thousand_session_run_is_drawn_whole(tmp_path):
     rows = [float(a["data-v"]) for a in dom.find("td") if a.get("data-key") == "usd"]
     assert 20 <= len(rows) < 200 and rows == pytest.approx(usd[: len(rows)])
     assert dom.find("table")[0]["aria-rowcount"] == "1001"
+
+
+def test_the_axis_spans_the_run_and_every_lane_shows(tmp_path):
+    """The benchmark's 18-session run, plus a one-second subagent and an edge to a session of
+    another run ten days later: the run's own sessions still fill the timeline (the far end is an
+    external lane at the edge), the short subagent keeps a visible bar, no timing line shows."""
+    spec = importlib.util.spec_from_file_location(
+        "html_render", Path(__file__).parents[1] / "benchmarks" / "html_render.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    db = tmp_path / "run.duckdb"
+    bench.synthetic_store(db, 18)
+    with Store(db) as store:
+        root, start = store.query("SELECT root_session_id, started_at FROM runs").row(0)
+        store.con.execute(
+            """INSERT INTO sessions (session_id, harness, source_path, started_at, ended_at, ingest_id) VALUES
+               ('claude-code:blink', 'claude-code', '/x/blink.jsonl', $1::TIMESTAMPTZ + INTERVAL 30 MINUTE,
+                $1::TIMESTAMPTZ + INTERVAL 30 MINUTE + INTERVAL 1 SECOND, 0),
+               ('claude-code:later', 'claude-code', '/x/later.jsonl', $1::TIMESTAMPTZ + INTERVAL 10 DAY,
+                $1::TIMESTAMPTZ + INTERVAL 10 DAY + INTERVAL 1 HOUR, 0)""",
+            [start],
+        )
+        store.con.execute(
+            "INSERT INTO run_sessions (run_id, session_id, parent_session_id, via, depth) VALUES "
+            "($1, 'claude-code:blink', $2, 'spawn', 1), ('run_later', 'claude-code:later', NULL, NULL, 0)",
+            [bench.RUN, root],
+        )
+        store.con.execute(
+            "INSERT INTO lineage (edge_id, kind, src, dst, tier, pass, ts) VALUES "
+            "('e-later', 'continue', $1, 'claude-code:later', 'verified', 'continuation', $2::TIMESTAMPTZ + INTERVAL 10 DAY)",
+            [root, start],
+        )
+        members = set(store.query("SELECT session_id FROM run_sessions WHERE run_id = $1", [bench.RUN])["session_id"])
+        page = tmp_path / "run.html"
+        page.write_text(html.run_page(store, bench.RUN), encoding="utf-8")
+    text = dump_dom(tmp_path, page)
+    dom = Elements(text)
+    js = (Path(html.__file__).parent / "assets" / "run.js").read_text()
+    label_w, pad = (int(re.search(rf"{k} = (\d+)", js).group(1)) for k in ("LABEL_W", "PAD"))
+    width = float(next(a for a in dom.find("svg") if a.get("id") == "timeline")["width"])
+    bars = {a["data-session"]: a for a in dom.find("rect", "bar")}
+    assert "claude-code:later" in bars and len(members) == 19
+    lo = min(float(bars[m]["x"]) for m in members)
+    hi = max(float(bars[m]["x"]) + float(bars[m]["width"]) for m in members)
+    assert (hi - lo) / (width - label_w - 6 - pad) > 0.9
+    assert float(bars["claude-code:blink"]["width"]) >= 6
+    assert "drawn in" not in text

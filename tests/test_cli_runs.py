@@ -47,7 +47,7 @@ def test_runs_lists_each_run_once(db):
     rows = json.loads(run("runs", "--db", path, "--json").output)
     assert len(rows) == summary["runs"]
     orbit = next(r for r in rows if r["root_session_id"] == ORBIT)
-    assert (orbit["n_sessions"], orbit["n_spawns"], orbit["n_launches"], orbit["max_depth"]) == (6, 4, 1, 2)
+    assert (orbit["n_sessions"], orbit["subagents"], orbit["launched"], orbit["max_depth"]) == (6, 4, 1, 2)
 
 
 def test_show_prints_the_tree_with_tiers(db):
@@ -77,3 +77,44 @@ def test_show_unknown_run_is_an_error(db):
     res = run("show", "no-such-run", "--db", path)
     assert res.exit_code == 1
     assert res.output.startswith("Error: no run 'no-such-run'")
+
+
+def test_tree_header_says_session_once_and_the_end_date_of_a_run_over_days(db):
+    from datetime import timedelta
+
+    from sessiongraph.store import Store
+    from sessiongraph.views import show
+
+    path, _ = db
+    with Store(path, read_only=True) as store:
+        g = show.run_graph(store, "b720e73d")
+    head = show.tree(g).splitlines()[0]
+    assert head.endswith("(6 sessions, 2026-01-20 16:40:00 -> 16:40:48)")
+    later = g.run | {"n_sessions": 1, "ended_at": g.run["started_at"] + timedelta(days=5, hours=1)}
+    head = show.tree(show.RunGraph(later, g.members, g.edges)).splitlines()[0]
+    assert head.endswith("(1 session, 2026-01-20 16:40:00 -> 2026-01-25 17:40:00)")
+
+
+def test_a_run_id_prefix_with_or_without_run_(db, tmp_path):
+    from sessiongraph.store import Store
+
+    path, _ = db
+    with Store(path, read_only=True) as store:
+        run_id = store.resolve_run(ORBIT)
+        ids = store.query("SELECT run_id FROM runs")["run_id"].to_list()
+    bare = run_id.removeprefix("run_")
+    unique = next(
+        bare[:n] for n in range(3, len(bare)) if sum(i.removeprefix("run_").startswith(bare[:n]) for i in ids) == 1
+    )
+    for ref in (unique, f"run_{unique}", run_id):
+        assert run("show", ref, "--db", path).output.startswith(f"run {run_id} ")
+    out = tmp_path / "ocp"
+    assert run("export", "ocp", "--out", out, "--run", unique, "--db", path, "--json").exit_code == 0
+    assert [p.name for p in out.iterdir()] == [f"{run_id}.ocp.json"]
+
+
+def test_an_ambiguous_prefix_names_the_runs_it_matches(db):
+    path, _ = db
+    res = CliRunner().invoke(main, ["show", "run_", "--db", str(path)])
+    assert res.exit_code == 1 and "matches" in res.output and "give more of the id" in res.output
+    assert "run_" in res.output.split("matches", 1)[1] and "claude-code:" in res.output

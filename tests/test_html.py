@@ -16,7 +16,7 @@ from sessiongraph.cli import main
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 from sessiongraph.views import html
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 
 ORBIT = "claude-code:b720e73d-763d-4c3c-8ff8-264d88d63693"
 HOSTILE_RUN = 'run-"><script>alert(1)</script>'
@@ -281,3 +281,29 @@ def test_cli_prints_the_page_and_reports_errors(db):
         main, ["show", "b720e73d", "--db", str(db), "--format", "html", "--out", str(db.parent / "missing" / "x.html")]
     )
     assert res.exit_code == 1 and res.output.startswith("Error: cannot write")
+
+
+def test_short_ids_are_unique_on_a_page():
+    twins = ["codex:019ce419-22a5-7321-baa1-5d0152ca561e", "codex:019ce419-22de-7f50-80eb-86a44f32465b"]
+    shorts = html.short_ids([*twins, "codex:019ce419-2314-7450-93de-70915b5c62d2", ORBIT, f"{ORBIT}/aba3165e31922a567"])
+    assert shorts[twins[0]] == "019ce419-22a" and shorts[twins[1]] == "019ce419-22d"
+    assert shorts[ORBIT] == "b720e73d" and shorts[f"{ORBIT}/aba3165e31922a567"] == "aba3165e31922a567"
+    same_tail = html.short_ids(["ocp:acme/lead", "ocp:other/lead"])
+    assert same_tail == {"ocp:acme/lead": "ocp:acme/lead", "ocp:other/lead": "ocp:other/lead"}
+
+
+def test_a_codex_family_with_near_identical_ids(tmp_path):
+    """Three workers spawned in one millisecond: their ids share 12 characters (real logs)."""
+    family = ROOT.parent / "shared" / "real-families" / "codex-multi-agent-0.114"
+    if not family.exists():
+        pytest.skip("../shared/real-families not present")
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", family, "--db", db, "--json").exit_code == 0
+    text = cli("show", "019ce3fb", "--db", db, "--format", "html").output
+    shorts = [s["short"] for s in page_data(text)["sessions"]]
+    assert len(shorts) == 4 and len(set(shorts)) == 4
+    assert sum(s.startswith("019ce419-2") for s in shorts) == 3
+
+
+def test_no_debug_text_on_the_page(orbit_page):
+    assert "drawn in" not in orbit_page and 'id="perf"' not in orbit_page

@@ -26,6 +26,7 @@ CORE = {
     "sessiongraph.version",
     "sessiongraph.errors",
     "sessiongraph.pricing",
+    "sessiongraph.costs",
     "sessiongraph.config",
     "sessiongraph.store",
     "sessiongraph.pipeline",

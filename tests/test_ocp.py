@@ -35,7 +35,8 @@ def validate(files: list[str]) -> dict:
 def _export(tmp_path: Path, logs: Path, **kw):
     """Ingest ``logs`` under the export's privacy profile, then export."""
     db = tmp_path / "s.duckdb"
-    ingest([str(logs)], db=str(db), workers=1, privacy=kw.get("privacy", "metadata_only"))
+    prices = kw.pop("prices", None)  # dollars are priced at ingest
+    ingest([str(logs)], db=str(db), workers=1, privacy=kw.get("privacy", "metadata_only"), prices=prices)
     return export_ocp(tmp_path / "ocp", db=str(db), **kw)
 
 

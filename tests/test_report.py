@@ -200,7 +200,7 @@ def test_html_report_is_self_contained_with_a_chart(db, built, tmp_path):
     charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
     assert len(charts) == 2
     priced = full.cost.filter(full.cost["usd"] > 0)
-    assert len(re.findall(r'<rect class="hc-\d+ shade-\d"', charts[1])) == priced.height
+    assert len(re.findall(r'<rect class="m-\d+( hatch| back| dots)?"', charts[1])) == priced.height
     assert len(re.findall(r'<rect class="hc-1"', charts[0])) == full.per_day.filter(full.per_day["runs"] > 0).height
     assert 'id="unpriced"' in page and "gpt-5.5-mini" in page
     assert (
@@ -227,3 +227,38 @@ def test_an_empty_store_reports_zeros_and_none(tmp_path):
     assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 8
     res = cli("report", "--db", db, "--format", "html")
     assert res.exit_code == 0 and "No data." in res.output
+
+
+def test_since_covers_only_the_window(db):
+    """A --since inside a run: only its requests from then on, and no day before it."""
+    since = datetime(2026, 1, 20, 16, 40, 20, tzinfo=UTC)  # the orbit run: 16:40:00 -> 16:40:48
+    with Store(db, read_only=True) as store:
+        r = report.build(store, since=since)
+    assert r.per_day.height and all(d >= since.date() for d in r.per_day["day"] if d is not None)
+    inside = q(db, "SELECT usd_priced(usd) AS usd FROM usage_costs WHERE ts >= $1", [since])["usd"][0]
+    whole = q(db, "SELECT usd_priced(usd) AS usd FROM usage_costs WHERE ts >= $1::DATE", [since])["usd"][0]
+    assert r.total["usd"] == inside < whole
+    assert r.per_day["usd"].sum() == pytest.approx(inside, abs=1e-4)  # each day rounded to the microdollar
+    assert r.cost["usd"].drop_nulls().sum() == pytest.approx(inside, abs=1e-4)
+
+
+def test_every_model_has_a_colour_of_its_own(db, tmp_path):
+    out = tmp_path / "report.html"
+    assert cli("report", "--db", db, "--format", "html", "--out", out).exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    legend = re.findall(r'<li data-series="[^"]*"><span class="chip ([^"]+)">', page)
+    assert len(legend) > len(report.PALETTE)  # the samples have more models than colours
+    assert len(set(legend)) == len(legend)  # no two models look alike
+    assert all(re.fullmatch(r"m-\d( hatch| back| dots)?", c) for c in legend)
+    assert all(f'id="{s}-{i}"' in page for s in report.STYLES[1:] for i in range(len(report.PALETTE)))
+
+
+def test_run_ids_link_to_their_pages(db, built, tmp_path):
+    full, _ = built
+    out = tmp_path / "report.html"
+    assert cli("report", "--db", db, "--format", "html", "--out", out).exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    for rid in full.top_runs["run_id"]:
+        href = report.run_page_name(rid)
+        assert f'<a href="{href}">{rid}</a>' in page
+        assert f"<code>{rid}</code>" in (tmp_path / href).read_text(encoding="utf-8")

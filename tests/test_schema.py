@@ -6,6 +6,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from sessiongraph import costs
 from sessiongraph.ingest.frames import SCHEMAS, Frames
 from sessiongraph.store import INFERENCE_TABLES, Store
 
@@ -38,6 +39,8 @@ def test_store_table_matches_frame(tmp_path, table):
     cols = _columns(tmp_path / "s.duckdb", table)
     expected = [(name, DUCK_TYPES[dtype]) for name, dtype in SCHEMAS[table].items()]
     expected.append(("ingest_id", "BIGINT"))
+    if table == "usage":  # each request's dollars, priced once written (sessiongraph/costs.py)
+        expected += list(costs.COLUMNS.items())
     assert cols == expected
 
 

@@ -135,6 +135,8 @@ class _Record(TypedDict, total=False):
     isCompactSummary: Any
     parentToolUseID: Any
     teamName: Any
+    isApiErrorMessage: Any  # how the session ends (records._end)
+    error: msgspec.Raw
     message: _Message | None
     toolUseResult: msgspec.Raw
     data: _Data | None  # agent ids of agent_progress: decoded here, the nested message skipped

@@ -185,6 +185,7 @@ class _Parser(_Handoff, _Pairing):
             self._assistant(n, rec, ts, sess)
         elif rtype == "user":
             self._user(n, rec, ts, sess)
+        self._end(n, rtype, rec, sess)
         # A record that made no step (system, progress, attachment) still joins the tree.
         self.steps.link(as_str(rec.get("uuid")), as_str(rec.get("parentUuid")))
         if rtype == "progress":
@@ -194,6 +195,34 @@ class _Parser(_Handoff, _Pairing):
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
         self.last_own = n
+
+    @staticmethod
+    def _end(n: int, rtype: str, rec: dict, sess: _Session) -> None:
+        """How the session stands after this record: an API error or an answer of the model (a
+        message with no tool call), a person's interrupt; a tool call, a tool result or a new prompt
+        leaves it waiting (unknown until a later record says more)."""
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        blocks = [b.get("type") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if rtype == "assistant":
+            if rec.get("isApiErrorMessage") is True or rec.get("error") is not None:
+                sess.end, sess.end_line = "error", n
+            elif "tool_use" in blocks:
+                sess.end, sess.end_line = None, None
+            elif "text" in blocks or isinstance(content, str):
+                sess.end, sess.end_line = "completed", n
+        elif rtype == "user" and not rec.get("isMeta") and rec.get("isCompactSummary") is not True:
+            listed = content if isinstance(content, list) else []
+            # Texts may reach here undecoded (the fast decoder): _val/_str as _user_steps reads them.
+            texts = (
+                [content]
+                if isinstance(content, str)
+                else [_str(_val(b.get("text"))) for b in listed if isinstance(b, dict)]
+            )
+            if any(isinstance(t, str) and t.startswith(INTERRUPTED) for t in texts):
+                sess.end, sess.end_line = "interrupted", n
+            elif "tool_result" in blocks or any(isinstance(t, str) and not t.startswith(HARNESS_TEXT) for t in texts):
+                sess.end, sess.end_line = None, None  # a tool answered or a person asked: a turn goes on
 
     def _id_from_name(self, n: int) -> str:
         """The session id of records that carry none: the file's session if an earlier record
@@ -556,6 +585,8 @@ class _Parser(_Handoff, _Pairing):
             "final_answer_hash": s.final_answer_hash,
             "n_records": s.n_records,
             "n_copied": None if s.key else copies.total(self.copy_runs),
+            "end_status": s.end or "unknown",
+            "end_line": s.end_line,
         }
 
     def _run_folder(self) -> str | None:

@@ -31,6 +31,10 @@ class _Session:
     team_name: str | None = None
     models: Counter = field(default_factory=Counter)
     parent_tool_use_id: str | None = None
+    # How the session's log ends so far (frames.END_STATUSES; None: waiting on a tool or the model)
+    # and the line of the record that says so.
+    end: str | None = None
+    end_line: int | None = None
 
     def see(self, rec: dict, ts: datetime | None) -> None:
         self.n_records += 1

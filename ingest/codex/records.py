@@ -108,6 +108,14 @@ KNOWN_EVENTS = frozenset(
         "error",
     }
 )
+# Events that say how the thread stands (sessions.end_status); None: a turn is under way again.
+_ENDS = {
+    "task_complete": "completed",
+    "turn_aborted": "interrupted",
+    "error": "error",
+    "task_started": None,
+    "user_message": None,
+}
 # SessionSource strings (codex-rs protocol.rs) -> entrypoint.
 SOURCE_ENTRYPOINTS = {"cli": "cli", "exec": "exec", "vscode": "vscode", "mcp": "mcp"}
 # Rollouts older than `source` (< ~0.4x) only name the originator.
@@ -240,6 +248,10 @@ class _Rollout(_Replay, _Pairing):
         self.n_copied = 0
         self.copy_last_ts: datetime | None = None
         self.fresh_counter = False  # the next own token_count is the first after a replay
+        # How the thread's own log ends so far (frames.END_STATUSES; None: a turn is under way)
+        # and the line of the event that says so.
+        self.end: str | None = None
+        self.end_line: int | None = None
 
     # -- state (ingest.resume) -----------------------------------------------------------------
 
@@ -274,6 +286,8 @@ class _Rollout(_Replay, _Pairing):
         "n_copied",
         "copy_last_ts",
         "fresh_counter",
+        "end",
+        "end_line",
     )
 
     def state(self) -> dict:
@@ -527,6 +541,8 @@ class _Rollout(_Replay, _Pairing):
 
     def _event(self, p: dict, ts, n: int) -> None:
         t = p.get("type")
+        if isinstance(t, str) and t in _ENDS:  # a turn ends (completed, aborted, failed) or a new one starts
+            self.end, self.end_line = _ENDS[t], n if _ENDS[t] else None
         if not isinstance(t, str) or t not in KNOWN_EVENTS:
             name = t if isinstance(t, str) else json_type(t)
             self.diags.add("unknown_record_type", n, f"event_msg:{name}")
@@ -656,4 +672,6 @@ class _Rollout(_Replay, _Pairing):
             "first_prompt_hash": prompt,
             "n_records": self.n_records - self.n_copied,
             "n_copied": self.n_copied,
+            "end_status": self.end or "unknown",
+            "end_line": self.end_line,
         }

@@ -26,11 +26,11 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from sessiongraph import costs
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.frames import PROFILES
-from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 from sessiongraph.version import __version__
 
@@ -76,14 +76,12 @@ def export_parquet(
     *,
     db: str | None = None,
     privacy: str = "metadata_only",
-    prices: str | None = None,
 ) -> ParquetSummary:
     """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
-    table = Prices.load(prices)
     with Store(db, read_only=True) as store:
-        tables = dataset.build(store, privacy=privacy, prices=table)
+        tables = dataset.build(store, privacy=privacy)
     summary = write(tables, out, privacy=privacy)
     unpriced = tables["usage"].filter(pl.col("usd").is_null()).group_by("model").len().sort("model")
     summary.unpriced_models = {m or "(none)": n for m, n in unpriced.iter_rows()}
@@ -341,6 +339,7 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
             con.execute("ROLLBACK")
             raise
         store.write_inference(inferred)
+        costs.reprice(store)  # the requests priced as an ingest prices them
         store.finish_ingest(ingest_id, read=0, unchanged=0, skipped=0)
         for name in ("runs", "run_sessions", "edges", "lineage", "artifacts"):
             summary.rows[name] = int(con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])

@@ -30,7 +30,6 @@ from sessiongraph.ingest.frames import (  # the frames contract's dtypes, token 
     USAGE_TOKENS,
 )
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
@@ -121,6 +120,8 @@ ATTEMPTS = pl.Schema(
         "waiting_on": pl.String,
         "status": pl.String,
         "outcome_tier": pl.String,
+        "end_status": pl.String,
+        "end_line": pl.Int64,
         "requests": pl.Int64,
         **_TOKEN_COLS,
         "usd": pl.Float64,
@@ -351,7 +352,7 @@ WITH f AS (
 SELECT o.session_id, m.run_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
        f.native_id, f.agent_id, o.session_kind, f.agent_type, o.entrypoint, o.model,
        f.first_cwd AS cwd, f.git_repo, f.git_branch, f.git_commit, o.started_at, o.ended_at,
-       o.n_files, f.n_attempts, f.state, f.waiting_on, o.total_tokens, o.harness AS _harness,
+       o.n_files, f.n_attempts, f.state, f.waiting_on, o.total_tokens, o.usd, o.harness AS _harness,
        {tokens}
 FROM session_overview o LEFT JOIN run_sessions m USING (session_id) LEFT JOIN f USING (session_id)
 UNION ALL BY NAME
@@ -394,13 +395,21 @@ LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP 
        ON o.session_id = a.producer
 """
 
+# Each request with the dollars it was priced at ingest (sessiongraph/costs.py).
 _USAGE = """
-SELECT u.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness, coalesce(u.ts, o.started_at) AS _price_ts
+SELECT u.* EXCLUDE (ingest_id, usd, priced_as, model_id, priced_with), u.usd::DOUBLE AS usd, m.run_id,
+       o.harness AS _harness
 FROM usage_dedup u
 LEFT JOIN run_sessions m USING (session_id)
-LEFT JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
-           FROM sessions GROUP BY session_id) o USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
 """
+# Dollars per attempt, session and run: summed in SQL by the store's one rule (usd_total,
+# sql/views/costs.sql), as the views, the report and OCP documents do.
+_ATTEMPT_USAGE = """
+SELECT session_id, source_path, attempt AS file_attempt, count(*) AS requests, {sums}, usd_total(usd) AS usd
+FROM usage_costs GROUP BY ALL
+"""
+_RUN_MONEY = "SELECT run_id, usd, usd_priced, unpriced_requests FROM run_costs"
 
 _OUTCOMES = """
 SELECT x.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness
@@ -431,12 +440,11 @@ FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' A
 """
 
 
-def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def session_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(sessions, attempts, usage) with their run membership, tokens and dollars, not yet partitioned."""
-    # Each request priced on its own (its date, its long-context tier), then summed per attempt.
-    usage = prices.price(store.query(_USAGE), ts="_price_ts", harness="_harness").drop("_price_ts", "priced_as")
-    attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
-    attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
+    usage = store.query(_USAGE)
+    sums = ", ".join(f"sum({t})::BIGINT AS {t}" for t in TOKENS)
+    attempts = _attempts(store.query(_ATTEMPTS), store.query(_ATTEMPT_USAGE.format(sums=sums)))
     sessions = _sessions(
         store.query(
             _SESSIONS.format(
@@ -450,10 +458,10 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
     return sessions, attempts, usage
 
 
-def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
+def build(store: Store, *, privacy: str = "metadata_only") -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
     (``trajectories`` only under ``full``)."""
-    sessions, attempts, usage = session_tables(store, prices or Prices.load())
+    sessions, attempts, usage = session_tables(store)
     edges = store.query(
         _EDGES.format(
             text=", c.command, c.description" if privacy == "full" else "",
@@ -505,23 +513,13 @@ def _part(df: pl.DataFrame, ts: str, *order: str) -> pl.DataFrame:
     ).sort(*order, nulls_last=True, maintain_order=True)
 
 
-def _usd_sum() -> pl.Expr:
-    """Sum of dollars; null as soon as one part is unpriced (never a misleading partial sum)."""
-    return pl.when(pl.col("usd").is_null().any()).then(None).otherwise(usd_exact_sum().round(6))
-
-
-def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
-    per = usage.group_by("session_id", "source_path", "file_attempt").agg(
-        pl.col("requests").sum(),
-        *[pl.col(t).sum() for t in TOKENS],
-        usd=_usd_sum(),
-    )
+def _attempts(attempts: pl.DataFrame, per: pl.DataFrame) -> pl.DataFrame:
     return (
         attempts.with_columns(file_attempt=pl.col("attempt").fill_null(1))
         .join(per, on=["session_id", "source_path", "file_attempt"], how="left")
         .with_columns(
             attempt_id=pl.col("session_id") + "#" + pl.col("n").cast(pl.String),
-            # no request, no spend; an unpriced request leaves usd null (see _usd_sum)
+            # no request, no spend; an unpriced request leaves usd null (usd_total)
             usd=pl.when(pl.col("requests").is_null()).then(0.0).otherwise(pl.col("usd")),
         )
         .with_columns(pl.col(*TOKENS, "requests").fill_null(0))
@@ -530,7 +528,7 @@ def _attempts(attempts: pl.DataFrame, usage: pl.DataFrame) -> pl.DataFrame:
 
 
 def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
-    per = attempts.group_by("session_id").agg(pl.col("requests").sum(), usd=_usd_sum())
+    per = attempts.group_by("session_id").agg(pl.col("requests").sum())
     wall = (pl.col("ended_at") - pl.col("started_at")).dt.total_microseconds() / 1e6
     none = pl.col("n_attempts") == 0  # a placeholder: no request, nothing spent
     return sessions.join(per, on="session_id", how="left").with_columns(
@@ -585,11 +583,7 @@ def _run_features(
         .agg(n_continued_from=pl.len().cast(pl.Int64))
     )
     spent = usage.filter(pl.col("run_id").is_not_null())
-    money = spent.group_by("run_id").agg(
-        usd=_usd_sum(),
-        usd_priced=usd_exact_sum().round(6),
-        unpriced_requests=pl.col("usd").is_null().sum().cast(pl.Int64),
-    )
+    money = store.query(_RUN_MONEY)
     top = (
         spent.filter(pl.col("model").is_not_null())
         .group_by("run_id", "model")
@@ -630,11 +624,8 @@ def _run_features(
         out = out.join(part, on="run_id", how="left")
     zero = [c for c, t in RUN_FEATURES.items() if t == pl.Int64 and c.startswith("n_")]
     zero += ["requests", *TOKENS, "total_tokens", "max_fanout", "files_written"]
-    spent_nothing = pl.col("unpriced_requests").is_null()  # no usage row joined: no request at all
     return out.with_columns(
         pl.col(zero).fill_null(0),
-        pl.col("unpriced_requests").fill_null(0),
-        *[pl.when(spent_nothing).then(0.0).otherwise(pl.col(c)).alias(c) for c in ("usd", "usd_priced")],
         tree_depth=pl.coalesce("tree_depth", "max_depth"),
     )
 

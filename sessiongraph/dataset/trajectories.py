@@ -37,7 +37,6 @@ from sessiongraph.dataset import messages
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 from sessiongraph.version import __version__
 
@@ -107,7 +106,6 @@ def export_trajectories(
     until: datetime | None = None,
     harnesses: tuple[str, ...] = (),
     min_steps: int = 0,
-    prices: str | None = None,
 ) -> TrajectorySummary:
     """Write the store's trajectories under ``out`` as splits (see the module doc)."""
     if fmt not in FORMATS:
@@ -122,7 +120,7 @@ def export_trajectories(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        sessions, attempts, _ = dataset.session_tables(store, Prices.load(prices))
+        sessions, attempts, _ = dataset.session_tables(store)
         rows = messages.build(store, sessions, attempts)
         with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]

@@ -13,7 +13,6 @@ from datetime import datetime
 import polars as pl
 
 from sessiongraph.ingest.frames import USAGE_TOKENS
-from sessiongraph.pricing import Prices, usd_sum
 from sessiongraph.store import Store
 
 
@@ -62,34 +61,23 @@ WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path, attempt
 """
 
-# One row per request: priced one by one (at its date, its own long-context tier), then summed.
+# Token sums and dollars per (run, session, file, attempt, model), from the requests priced at
+# ingest, summed by the store's one rule (usd_total, sql/views/costs.sql); ``attempt_usd`` the
+# attempt's whole dollars by the same rule, ``sources`` the price sources used, ``day`` the last
+# request's UTC date.
 _USAGE = """
-SELECT m.run_id, u.session_id, u.source_path, coalesce(u.attempt, 1) AS attempt, u.model, s.harness,
-       coalesce(u.ts, s.started_at) AS ts,
-       u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_creation_tokens,
-       u.cache_creation_5m_tokens, u.cache_creation_1h_tokens, u.reasoning_tokens
-FROM usage_dedup u JOIN run_sessions m USING (session_id)
-JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
-      FROM sessions GROUP BY session_id) s USING (session_id)
-WHERE m.run_id IN (SELECT run_id FROM chosen)
-"""
-
-
-def _usage(requests: pl.DataFrame, prices: Prices) -> pl.DataFrame:
-    """Token sums and dollars per (run, session, file, attempt, model); ``usd`` null when a request
-    has no price, ``sources`` the price sources used, ``day`` the last request's UTC date."""
-    priced = prices.price(requests)
-    return (
-        priced.group_by("run_id", "session_id", "source_path", "attempt", "model")
-        .agg(
-            pl.len().alias("requests"),
-            *[pl.col(t).sum().cast(pl.Int64) for t in USAGE_TOKENS],
-            usd=usd_sum(),
-            sources=pl.col("price_source").drop_nulls().unique().sort(),
-            day=pl.col("ts").max().dt.convert_time_zone("UTC").dt.date(),
-        )
-        .sort("run_id", "session_id", "source_path", "attempt", "model", nulls_last=True)
-    )
+WITH r AS (SELECT * FROM usage_costs WHERE run_id IN (SELECT run_id FROM chosen)),
+a AS (SELECT session_id, source_path, attempt, usd_total(usd) AS attempt_usd FROM r GROUP BY ALL)
+SELECT r.run_id, r.session_id, r.source_path, r.attempt, r.model, count(*) AS requests,
+       TOKEN_SUMS,
+       usd_total(r.usd) AS usd, any_value(a.attempt_usd) AS attempt_usd,
+       coalesce(list(DISTINCT r.price_source ORDER BY r.price_source) FILTER (r.price_source IS NOT NULL), [])
+           AS sources,
+       max(r.day) AS day
+FROM r JOIN a USING (session_id, source_path, attempt)
+GROUP BY r.run_id, r.session_id, r.source_path, r.attempt, r.model
+ORDER BY r.run_id, r.session_id, r.source_path, r.attempt, r.model NULLS LAST
+""".replace("TOKEN_SUMS", ", ".join(f"coalesce(sum(r.{t}), 0)::BIGINT AS {t}" for t in USAGE_TOKENS))
 
 
 # The call's command and description ride along for the ``full`` profile only.
@@ -140,11 +128,11 @@ def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.Dat
     return table
 
 
-def bundles(store: Store, chosen: pl.DataFrame, prices: Prices) -> Iterator[RunBundle]:
+def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
     store.con.register("chosen", chosen.select("run_id").to_arrow())
     try:
         parts = {
-            name: _split(_usage(store.query(sql), prices) if name == "usage" else store.query(sql))
+            name: _split(store.query(sql))
             for name, sql in (
                 ("members", _MEMBERS),
                 ("attempts", _ATTEMPTS),

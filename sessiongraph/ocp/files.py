@@ -18,7 +18,6 @@ from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp.bundle import bundles, chosen_runs
 from sessiongraph.ocp.writer import document
-from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -51,12 +50,10 @@ def export_ocp(
     runs: list[str] | tuple[str, ...] = (),
     since: datetime | None = None,
     privacy: str = "metadata_only",
-    prices: str | None = None,
 ) -> ExportSummary:
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
-    table = Prices.load(prices)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExportSummary(out=str(out_dir))
@@ -65,7 +62,7 @@ def export_ocp(
     with Store(db, read_only=True) as store:
         chosen = chosen_runs(store, list(runs), since)
         inferred = chosen.filter(pl.col("producer").is_null())
-        for bundle in bundles(store, inferred, table):
+        for bundle in bundles(store, inferred):
             doc, missing = document(bundle, privacy=privacy)
             unpriced.update(missing)
             sources.update(s for b in bundle.usage["sources"] for s in b)

@@ -307,13 +307,13 @@ class _Doc:
             "requests": tot["requests"],
             "basis": "measured",
         }
-        # Dollars were worked out per request when the bundle was read (pricing.Prices.price).
-        if any(r["usd"] is None for r in rows):  # an unknown model leaves usd out rather than claiming 0
+        # Dollars: the attempt's, summed in the store (ocp_bundle._USAGE, the views' one rule).
+        if rows[0]["attempt_usd"] is None:  # an unknown model leaves usd out rather than claiming 0
             for r in rows:
                 if r["usd"] is None:  # counted once per attempt and model
                     self.unpriced[r["model"] or "(none)"] += 1
-        elif rows:
-            cost["usd"] = round(sum(r["usd"] for r in rows), 6)
+        else:
+            cost["usd"] = rows[0]["attempt_usd"]
             sources = sorted({s for r in rows for s in r["sources"]} - {FREE}) or [FREE]
             days = [r["day"] for r in rows if r["day"] is not None]
             cost["tariff"] = {"id": "+".join(sources), "source": "list prices at each request's date"}

@@ -586,7 +586,9 @@ class Store:
             rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
             # A statement with no result set (SET, PRAGMA ...) gives no relation.
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-            return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
+            return (
+                pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(_as_polars(rel).to_arrow_table()))
+            )
         except duckdb.Error as exc:
             raise SessiongraphError(f"query failed: {first_line(exc)}") from None
 
@@ -603,13 +605,18 @@ arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE
 
     def resolve_run(self, ref: str) -> str:
         """The run id of ``ref``: a run id, a session id of any member (with or without its
-        harness prefix), or a unique prefix of either."""
+        harness prefix), or a unique prefix of either (a run id's with or without ``run_``);
+        when several runs match, the error names them."""
+        ref = ref.strip()
+        if not ref:
+            raise SessiongraphError("give a run id, a session id or a prefix of one")
         hit = self.query("SELECT DISTINCT run_id FROM run_sessions WHERE run_id = $1 OR session_id = $1", [ref])
         if hit.height == 1:
             return hit.item()
         hit = self.query(
             "SELECT DISTINCT run_id, session_id FROM run_sessions WHERE starts_with(run_id, $1)"
-            " OR starts_with(session_id, $1) OR starts_with(split_part(session_id, ':', 2), $1)",
+            " OR starts_with(run_id, 'run_' || $1) OR starts_with(session_id, $1)"
+            " OR starts_with(split_part(session_id, ':', 2), $1)",
             [ref],
         )
         # A session prefix also matches its subagents ("<id>/<agent>"), which may head runs of
@@ -618,10 +625,31 @@ arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE
             runs = candidates["run_id"].unique()
             if runs.len() == 1:
                 return runs.item()
-        hit = hit.select("run_id").unique()
-        if hit.height > 1:
-            raise SessiongraphError(f"{ref!r} matches {hit.height} runs; give more of the id")
+        if hit.height:
+            matches = hit.group_by("run_id").agg(pl.col("session_id").min()).sort("run_id")
+            n = matches.height
+            shown = "; ".join(f"{r} ({s})" for r, s in matches.head(AMBIGUOUS_SHOWN).iter_rows())
+            more = f"; and {n - AMBIGUOUS_SHOWN} more" if n > AMBIGUOUS_SHOWN else ""
+            raise SessiongraphError(f"{ref!r} matches {n} runs: {shown}{more}; give more of the id")
         ids = self.query("SELECT run_id FROM runs")["run_id"].to_list()
         close = difflib.get_close_matches(ref, ids, n=1)
         hint = f"; did you mean {close[0]}?" if close else "; `sessiongraph runs` lists them"
         raise SessiongraphError(f"no run {ref!r}{hint}")
+
+
+AMBIGUOUS_SHOWN = 8  # runs an ambiguous prefix's error names (with one session of each)
+
+
+# DuckDB types polars cannot hold (it refuses their Arrow form): such columns come as DuckDB's text.
+_TEXT_TYPES = ("INTERVAL", "UNION", "BIT", "BIGNUM", "VARINT", "TIME WITH TIME ZONE")
+
+
+def _as_polars(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    types = [str(t) for t in rel.types]
+    if not any(name in t for t in types for name in _TEXT_TYPES):
+        return rel
+    cols = []
+    for name, t in zip(rel.columns, types, strict=True):
+        quoted = '"' + name.replace('"', '""') + '"'
+        cols.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if any(n in t for n in _TEXT_TYPES) else quoted)
+    return rel.project(", ".join(cols))

@@ -11,7 +11,7 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
 from sessiongraph.ingest.frames import SCHEMAS
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,
@@ -31,7 +31,8 @@ def sql(name: str) -> str:
 
 def view_sql() -> list[str]:
     views = resources.files("sessiongraph.sql").joinpath("views")
-    # usage_dedup first: session_overview reads it.
+    # In the order they read each other: costs reads usage_dedup, session_overview both.
+    first = ("usage_dedup.sql", "costs.sql")
     names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
-    names.sort(key=lambda n: n != "usage_dedup.sql")
+    names.sort(key=lambda n: first.index(n) if n in first else len(first))
     return [views.joinpath(n).read_text(encoding="utf-8") for n in names]

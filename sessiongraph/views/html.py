@@ -21,8 +21,7 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
-from sessiongraph.ingest.frames import TIERS, USAGE_TOKENS
-from sessiongraph.pricing import FREE, Prices, usd_sum
+from sessiongraph.ingest.frames import TIERS
 from sessiongraph.store import Store
 from sessiongraph.views.show import RunGraph, run_graph
 
@@ -109,47 +108,14 @@ def ms(value: datetime | None) -> float | None:
     return None if value is None else round(value.timestamp() * 1000, 3)
 
 
-# -- costs, shared with the report -----------------------------------------------------------------
+# -- costs ---------------------------------------------------------------------------------------
 
-REQUESTS_SQL = """
-SELECT m.run_id, u.session_id, s.harness, u.model, coalesce(u.ts, s.started_at) AS ts,
-       u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_creation_tokens,
-       u.cache_creation_5m_tokens, u.cache_creation_1h_tokens, u.reasoning_tokens
-FROM usage_dedup u
-JOIN run_sessions m USING (session_id)
-JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
-      FROM sessions GROUP BY session_id) s USING (session_id)
-WHERE m.run_id IN (SELECT run_id FROM sg_chosen_runs)
+# Per session of a run: dollars by the store's one summing rule (usd_total, sql/views/costs.sql).
+_SESSION_COSTS_SQL = f"""
+SELECT session_id, count(*) AS requests, {", ".join(f"sum({c})::BIGINT AS {c}" for c in STREAMS)},
+       usd_total(usd) AS usd, list(DISTINCT model_id ORDER BY model_id) FILTER (usd IS NULL) AS unpriced
+FROM usage_costs WHERE run_id = $1 GROUP BY session_id
 """
-
-
-def priced_usage(store: Store, run_ids: list[str], prices: Prices) -> pl.DataFrame:
-    """Token sums per run, session, model and UTC day, each request priced at its date, with ``usd``
-    (null when the model has no price), ``price_source`` and ``priced_as``."""
-    store.con.register("sg_chosen_runs", pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String}).to_arrow())
-    try:
-        rows = store.query(REQUESTS_SQL)
-    finally:
-        store.con.unregister("sg_chosen_runs")
-    paid = pl.col("price_source") != FREE
-    return (
-        prices.price(rows)
-        .with_columns(day=pl.col("ts").dt.convert_time_zone("UTC").dt.date())
-        .group_by("run_id", "session_id", "harness", "model", "day")
-        .agg(
-            pl.len().alias("requests"),
-            *[pl.col(t).sum().cast(pl.Int64) for t in USAGE_TOKENS],
-            usd=usd_sum(),
-            price_source=pl.coalesce(pl.col("price_source").filter(paid).first(), pl.col("price_source").first()),
-            priced_as=pl.col("priced_as").drop_nulls().first(),
-        )
-        .sort("run_id", "session_id", "harness", "model", "day", nulls_last=True)
-    )
-
-
-def usd_total(col: str = "usd") -> pl.Expr:
-    """Sum that stays null when any part is unpriced: an unknown cost is never shown as 0."""
-    return pl.when(pl.col(col).is_null().any()).then(None).otherwise(pl.col(col).sum()).alias(col)
 
 
 # -- the run page ----------------------------------------------------------------------------------
@@ -171,8 +137,32 @@ ORDER BY a.path, a.version
 
 def short_id(session_id: str) -> str:
     """``claude-code:b720e73d-...`` -> ``b720e73d``; a subagent ``.../aba3165e31922a567`` -> its agent id."""
-    tail = session_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+    tail = _tail(session_id)
     return tail.split("-", 1)[0][:18] if "-" in tail and len(tail) > 18 else tail[:18]
+
+
+def _tail(session_id: str) -> str:
+    return session_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+
+
+def short_ids(session_ids: list[str]) -> dict[str, str]:
+    """Each id's :func:`short_id`, made longer (more of its tail, then its whole id) until no other
+    id on the page has the same: two Codex sessions started in the same minute share their first
+    eight digits (time-ordered UUIDs)."""
+    ids = sorted(set(session_ids))
+    tails = {sid: _tail(sid) for sid in ids}
+    out = {}
+    for sid in ids:
+        short = short_id(sid)
+        others = [t for o, t in tails.items() if o != sid]
+        n = len(short)
+        while tails[sid].startswith(short) and any(t.startswith(short) for t in others) and n < len(tails[sid]):
+            n += 1
+            short = tails[sid][:n]
+        if any(t == short for t in others) or not tails[sid].startswith(short):  # same tail: the whole id
+            short = sid if any(t == tails[sid] for t in others) else short
+        out[sid] = short
+    return out
 
 
 def lane_order(members: pl.DataFrame) -> list[str]:
@@ -198,16 +188,11 @@ def lane_order(members: pl.DataFrame) -> list[str]:
     return ids + [s for s in members["session_id"] if s not in seen]
 
 
-def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
+def run_data(store: Store, graph: RunGraph) -> dict:
     """Everything the page draws, as plain JSON-able values (times in ms since the epoch, UTC)."""
     run = graph.run
-    usage = priced_usage(store, [run["run_id"]], prices)
-    per_session = usage.group_by("session_id").agg(
-        pl.col("requests").sum(),
-        *(pl.col(c).sum() for c in STREAMS),
-        usd_total(),
-        pl.col("model").filter(pl.col("usd").is_null()).unique().sort().alias("unpriced"),
-    )
+    per_session = store.query(_SESSION_COSTS_SQL, [run["run_id"]])
+    run_usd = store.query("SELECT usd FROM run_costs WHERE run_id = $1", [run["run_id"]])["usd"]
     cost = {r["session_id"]: r for r in per_session.iter_rows(named=True)}
     order = lane_order(graph.members)
     lane = {sid: i for i, sid in enumerate(order)}
@@ -218,7 +203,7 @@ def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
         sessions.append(
             {
                 "id": m["session_id"],
-                "short": short_id(m["session_id"]),
+                "short": m["session_id"],  # made unique over the page below
                 "lane": lane[m["session_id"]],
                 "parent": m["parent_session_id"],
                 "via": m["via"],
@@ -236,7 +221,7 @@ def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
                 "tokens": {k.removesuffix("_tokens"): int(c.get(k) or 0) for k in STREAMS}
                 | {"total": int(m["total_tokens"] or 0)},
                 "requests": int(c.get("requests") or 0),
-                "usd": c.get("usd", 0.0) if c else 0.0,
+                "usd": c["usd"] if c else 0.0,
                 "unpriced": c.get("unpriced") or [],
                 "external": False,
                 "run": run["run_id"],
@@ -265,11 +250,13 @@ def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
         for e in graph.edges.iter_rows(named=True)
     ]
     sessions += _external(store, edges, lane)
+    shorts = short_ids([x["id"] for x in sessions])
+    for x in sessions:
+        x["short"] = shorts[x["id"]]
     artifacts = _artifacts(store, run["run_id"])
     kinds = list(EDGE_KINDS) + sorted({e["kind"] for e in edges} - set(EDGE_KINDS))
     tiers = list(TIERS) + sorted({e["tier"] for e in edges} - set(TIERS))
     harnesses = sorted({s["harness"] or "unknown" for s in sessions})
-    priced = [s["usd"] for s in sessions if not s["external"]]
     return {
         "run": {
             "id": run["run_id"],
@@ -278,7 +265,7 @@ def run_data(store: Store, graph: RunGraph, prices: Prices) -> dict:
             "end": ms(run["ended_at"]),
             "n_sessions": run["n_sessions"],
             "producer": run.get("producer"),
-            "usd": None if any(u is None for u in priced) else round(sum(priced), 6),
+            "usd": run_usd[0] if len(run_usd) else 0.0,
             "tokens": sum(s["tokens"]["total"] for s in sessions if not s["external"]),
         },
         "sessions": sessions,
@@ -305,7 +292,7 @@ def _external(store: Store, edges: list[dict], lane: dict[str, int]) -> list[dic
         out.append(
             {
                 "id": sid,
-                "short": short_id(sid),
+                "short": sid,
                 "lane": len(lane) + i,
                 "parent": None,
                 "via": None,
@@ -383,7 +370,7 @@ def legend(data: dict) -> str:
     return "\n".join(items)
 
 
-def run_page(store: Store, ref: str, *, prices: Prices | None = None) -> str:
+def run_page(store: Store, ref: str) -> str:
     """The page of the run ``ref`` names (a run id, a member session id, or a unique prefix)."""
     graph = run_graph(store, ref)
-    return render_run(run_data(store, graph, prices or Prices.load()))
+    return render_run(run_data(store, graph))

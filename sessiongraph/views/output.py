@@ -1,37 +1,97 @@
-"""Rendering query results and summaries for the terminal, CSV and JSON."""
+"""Rendering query results and summaries for the terminal, CSV, JSON and JSON lines.
+
+Every value a store query can give has one rendering in every format (``tests/test_output.py``
+runs each format over every table and view): DECIMAL and HUGEINT are exact numbers (JSON numbers
+in JSON, their digits elsewhere), times are ISO 8601, BLOBs are hex, lists, structs and maps are
+JSON (inside one CSV or table cell), NULL is ``null`` in JSON and empty elsewhere. Types polars
+cannot hold (INTERVAL, UNION, BIT, BIGNUM) reach here as DuckDB's text (``Store.query``).
+"""
 
 from __future__ import annotations
 
+import csv
 import io
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Literal
 
 import orjson
 import polars as pl
 
-Format = Literal["table", "csv", "json"]
+Format = Literal["table", "csv", "json", "jsonl"]
+FORMATS: tuple[str, ...] = ("table", "csv", "json", "jsonl")
 MAX_CELL = 60
+_JSON = orjson.OPT_NON_STR_KEYS  # map keys may be numbers or dates
+
+
+def _decimal(value: Decimal) -> str:
+    # format(, "f"): HUGEINT arrives as Decimal(38, 0), whose str() would be 1.7E+38
+    return format(value, "f")
+
+
+def _default(value: object) -> object:
+    """What orjson cannot write by itself."""
+    if isinstance(value, Decimal):
+        return orjson.Fragment(_decimal(value))  # an exact JSON number, not a rounded float
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, timedelta):
+        return str(value)
+    if isinstance(value, pl.Series):
+        return value.to_list()
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def json_value(value: object) -> str:
+    return orjson.dumps(value, default=_default, option=_JSON).decode()
+
+
+def text(value: object) -> str:
+    """One value as plain text (a CSV field): never cut."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return _decimal(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, list | dict | tuple | pl.Series):
+        return json_value(list(value) if isinstance(value, tuple) else value)
+    return str(value)
 
 
 def _cell(value: object) -> str:
+    """One value in a table: lists as comma-separated items, long text cut to MAX_CELL."""
     if value is None:
         return ""
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(value, list):
-        text = ", ".join(_cell(v) for v in value)
+        out = value.strftime("%Y-%m-%d %H:%M:%S")
+    elif isinstance(value, list):
+        out = ", ".join(_cell(v) for v in value)
     else:
-        text = str(value)
-    text = text.replace("\n", " ")
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+        out = text(value)
+    out = out.replace("\n", " ")
+    return out if len(out) <= MAX_CELL else out[: MAX_CELL - 1] + "…"
 
 
-def table(df: pl.DataFrame) -> str:
-    """A plain aligned text table: no box drawing, so it pastes and greps cleanly."""
+def table(df: pl.DataFrame, *, wide: bool = False) -> str:
+    """A plain aligned text table: no box drawing, so it pastes and greps cleanly. Long cells are
+    cut to MAX_CELL, except ids (``*_id`` columns: they are there to be copied); ``wide`` cuts none."""
     headers = df.columns
-    rows = [[_cell(v) for v in row] for row in df.iter_rows()]
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     numeric = [df.schema[c].is_numeric() for c in headers]
+    df, _ = _exact(df)
+
+    def whole(v: object) -> str:
+        return ", ".join(map(text, v)) if isinstance(v, list) else text(v).replace("\n", " ")
+
+    cells = [whole if wide or c == "id" or c.endswith("_id") else _cell for c in headers]
+    rows = [[cell(v) for cell, v in zip(cells, row, strict=True)] for row in df.iter_rows()]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
         return "  ".join(
@@ -43,21 +103,31 @@ def table(df: pl.DataFrame) -> str:
     return "\n".join(out)
 
 
-def render(df: pl.DataFrame, fmt: Format) -> str:
-    if fmt == "json":
-        return orjson.dumps(df.to_dicts(), option=orjson.OPT_INDENT_2).decode()
+def _exact(df: pl.DataFrame) -> tuple[pl.DataFrame, set[str]]:
+    """DECIMAL columns as their exact digits: polars hands HUGEINT's 39-digit values to Python
+    rounded to 38, its cast to text keeps them all."""
+    names = {c for c, t in df.schema.items() if isinstance(t, pl.Decimal)}
+    return (df.with_columns(pl.col(sorted(names)).cast(pl.String)) if names else df), names
+
+
+def render(df: pl.DataFrame, fmt: Format, *, wide: bool = False) -> str:
+    if fmt in ("json", "jsonl"):
+        exact, names = _exact(df)
+        rows = [
+            {k: orjson.Fragment(v) if k in names and v is not None else v for k, v in row.items()}
+            for row in exact.iter_rows(named=True)
+        ]
+        if fmt == "jsonl":
+            return "\n".join(json_value(row) for row in rows)
+        return orjson.dumps(rows, default=_default, option=_JSON | orjson.OPT_INDENT_2).decode()
     if fmt == "csv":
         buf = io.StringIO()
-        # CSV has no list type: lists become JSON arrays in one cell.
-        flat = df.with_columns(
-            pl.col(c).map_elements(lambda v: orjson.dumps(list(v)).decode(), return_dtype=pl.String)
-            for c, t in df.schema.items()
-            if isinstance(t, pl.List)
-        )
-        flat.write_csv(buf)
+        out = csv.writer(buf, lineterminator="\n")
+        out.writerow(df.columns)
+        out.writerows([text(v) for v in row] for row in _exact(df)[0].iter_rows())
         return buf.getvalue().rstrip("\n")
-    return table(df)
+    return table(df, wide=wide)
 
 
 def dumps(obj: object) -> str:
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+    return orjson.dumps(obj, default=_default, option=orjson.OPT_SORT_KEYS | _JSON).decode()

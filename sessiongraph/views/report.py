@@ -1,37 +1,76 @@
 """The store's history at a glance: runs and dollars per day, the costliest runs, subagents and
 launches, the tier mix of every edge and the diagnostics counts; as text or one HTML page.
 
-``since`` keeps the runs active on or after it (as ``export ocp --since``); everything else is
-counted over those runs' sessions. Without it, diagnostics of files that yielded no session count
-too. Dollars come from ``sessiongraph.pricing`` (the genai-prices package, or a ``--prices`` file),
-each request at its date; tokens of a model without a price are shown as unpriced ("n/a"), never
-as $0, and the "Prices" section says which source priced which model.
+``since`` keeps the runs active on or after it (as ``export ocp --since``), and of those the
+requests and days on or after it: per-day rows, dollars and totals cover the window only, a run's
+own figure (most expensive runs) is the whole run's, as ``run_costs`` has it. Without it,
+diagnostics of files that yielded no session count too. Dollars are the store's
+(``sessiongraph.costs``: each request priced at ingest, at its date), summed by the views' one
+rule (``sql/views/costs.sql``); tokens of a model without a price are shown as unpriced ("n/a"),
+never as $0, and the "Prices" section says which source priced which model.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import polars as pl
 
-from sessiongraph.pricing import Prices, normalise_model, usd_sum
 from sessiongraph.store import Store
-from sessiongraph.views.html import asset, esc, harness_classes, page, priced_usage
+from sessiongraph.views.html import asset, esc, page
 from sessiongraph.views.output import table
 
 TOP_RUNS = 10
-TOKENS = (
-    pl.col("input_tokens") + pl.col("output_tokens") + pl.col("cache_read_tokens") + pl.col("cache_creation_tokens")
-)
 
+# Runs active on or after since, with their dollars (run_costs: the whole run).
 _RUNS_SQL = """
 SELECT run_id, root_session_id, root_harness, started_at, ended_at, n_sessions,
-       CAST(timezone('UTC', started_at) AS DATE) AS day
-FROM runs
+       CAST(timezone('UTC', started_at) AS DATE) AS day, usd, usd_priced, unpriced_tokens
+FROM run_costs
 WHERE $1::TIMESTAMPTZ IS NULL OR ended_at IS NULL OR ended_at >= $1::TIMESTAMPTZ
 ORDER BY started_at NULLS LAST, run_id
+"""
+# The requests of those runs made in the window. Every dollar sum below is usd_total/usd_priced
+# (sql/views/costs.sql), the store's one rule.
+_WINDOW = """
+usage_costs WHERE run_id IN (SELECT run_id FROM sg_report_runs)
+AND ($1::TIMESTAMPTZ IS NULL OR ts IS NULL OR ts >= $1::TIMESTAMPTZ)
+"""
+_COST_SQL = f"""
+SELECT day, harness, coalesce(model_id, '(none)') AS model, sum(tokens)::BIGINT AS tokens, usd_total(usd) AS usd
+FROM {_WINDOW} GROUP BY ALL ORDER BY day NULLS LAST, harness NULLS LAST, model
+"""
+_SOURCES_SQL = f"""
+SELECT coalesce(price_source, '(no price)') AS source, coalesce(model_id, '(none)') AS model,
+       string_agg(DISTINCT priced_as, ' ' ORDER BY priced_as) AS priced_as, count(*) AS requests,
+       sum(tokens)::BIGINT AS tokens, usd_total(usd) AS usd
+FROM {_WINDOW} GROUP BY ALL ORDER BY source, model
+"""
+_TOTAL_SQL = f"""
+SELECT usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens FROM {_WINDOW}
+"""
+# Per UTC day: the runs and sessions active that day (a request made, or a session started), and
+# the dollars of that day's requests.
+_PER_DAY_SQL = f"""
+WITH active AS (
+    SELECT day, run_id, session_id FROM {_WINDOW}
+    UNION
+    SELECT CAST(timezone('UTC', s.started_at) AS DATE), m.run_id, m.session_id
+    FROM run_sessions m JOIN (SELECT session_id, min(started_at) AS started_at FROM sessions GROUP BY 1) s
+         USING (session_id)
+    WHERE m.run_id IN (SELECT run_id FROM sg_report_runs)
+      AND ($1::TIMESTAMPTZ IS NULL OR s.started_at >= $1::TIMESTAMPTZ)
+), money AS (
+    SELECT day, usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens
+    FROM {_WINDOW} GROUP BY day
+)
+SELECT day, count(DISTINCT run_id) AS runs, count(DISTINCT session_id) AS sessions,
+       coalesce(any_value(money.usd), 0.0) AS usd, coalesce(any_value(money.unpriced_tokens), 0)::BIGINT AS unpriced_tokens
+FROM active LEFT JOIN money USING (day)
+GROUP BY day ORDER BY day NULLS LAST
 """
 _MEMBERS_SQL = """
 SELECT m.run_id, m.session_id, m.via, s.harness
@@ -67,12 +106,13 @@ class Report:
     spawned: pl.DataFrame  # harness, sessions, subagents, launched
     tiers: pl.DataFrame  # kind, tier, edges
     diagnostics: pl.DataFrame  # source, code, count
+    total: dict  # usd (priced part), unpriced_tokens: the window's requests
 
     @property
     def top_runs(self) -> pl.DataFrame:
         return (
-            self.runs.filter(pl.col("usd").is_not_null())
-            .sort(["usd", "run_id"], descending=[True, False])
+            self.runs.filter(pl.col("usd_priced") > 0)
+            .sort(["usd_priced", "run_id"], descending=[True, False])
             .head(TOP_RUNS)
         )
 
@@ -84,55 +124,18 @@ def _unknown_usd() -> pl.Expr:
     )
 
 
-def build(store: Store, *, since: datetime | None = None, prices: Prices | None = None) -> Report:
-    prices = prices or Prices.load()
+def build(store: Store, *, since: datetime | None = None) -> Report:
     runs = store.query(_RUNS_SQL, [since])
-    usage = priced_usage(store, runs["run_id"].to_list(), prices).with_columns(
-        tokens=TOKENS,
-        model=pl.col("model").map_elements(lambda m: normalise_model(m) or m or "(none)", return_dtype=pl.String),
-    )
-    priced = pl.col("usd").is_not_null()
-    per_run = usage.group_by("run_id").agg(
-        usd=pl.col("usd").filter(priced).sum(), unpriced_tokens=pl.col("tokens").filter(~priced).sum()
-    )
-    runs = (
-        runs.join(per_run, on="run_id", how="left")
-        .with_columns(pl.col("unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
-        .with_columns(_unknown_usd())
-    )
-    cost = (
-        usage.group_by("day", "harness", "model")
-        .agg(pl.col("tokens").sum(), pl.when(priced.all()).then(pl.col("usd").sum()).alias("usd"))
-        .sort("day", "harness", "model", nulls_last=True)
-    )
-    sources = (
-        usage.with_columns(source=pl.col("price_source").fill_null("(no price)"))
-        .group_by("source", "model")
-        .agg(
-            pl.col("priced_as").drop_nulls().unique().sort().str.join(" "),
-            pl.col("requests").sum(),
-            pl.col("tokens").sum(),
-            usd_sum(),
-        )
-        .sort("source", "model")
-    )
-    by_day = cost.group_by("day").agg(
-        usd=pl.col("usd").sum(), unpriced_tokens=pl.col("tokens").filter(pl.col("usd").is_null()).sum()
-    )
-    per_day = (
-        runs.group_by("day")
-        .agg(runs=pl.len(), sessions=pl.col("n_sessions").sum())
-        .join(by_day, on="day", how="full", coalesce=True)
-        .with_columns(pl.col("runs", "sessions", "unpriced_tokens").fill_null(0), pl.col("usd").fill_null(0.0))
-        .with_columns(_unknown_usd())
-        .sort("day", nulls_last=True)
-    )
     store.con.register("sg_report_runs", runs.select("run_id").to_arrow())
     try:
         members = store.query(_MEMBERS_SQL)
         store.con.register("sg_report_sessions", members.select("session_id").to_arrow())
         tiers = store.query(_EDGES_SQL)
         diagnostics = store.query(_DIAG_SQL, [since is None])
+        cost = store.query(_COST_SQL, [since])
+        sources = store.query(_SOURCES_SQL, [since])
+        total = store.query(_TOTAL_SQL, [since]).row(0, named=True)
+        per_day = store.query(_PER_DAY_SQL, [since]).with_columns(_unknown_usd())
     finally:
         store.con.unregister("sg_report_runs")
         store.con.unregister("sg_report_sessions")
@@ -145,7 +148,7 @@ def build(store: Store, *, since: datetime | None = None, prices: Prices | None 
         )
         .sort("harness")
     )
-    return Report(since, runs, per_day, cost, sources, spawned, tiers, diagnostics)
+    return Report(since, runs, per_day, cost, sources, spawned, tiers, diagnostics, total)
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -160,14 +163,14 @@ USD_TEXT = pl.col("usd").map_elements(usd_text, return_dtype=pl.String, skip_nul
 
 def _totals(r: Report) -> dict[str, str]:
     s = r.spawned
-    unpriced = int(r.cost.filter(pl.col("usd").is_null())["tokens"].sum())
+    unpriced = r.total["unpriced_tokens"]
     return {
         "runs": f"{r.runs.height:,}",
         "sessions": f"{int(s['sessions'].sum()):,}",
         "subagents": f"{int(s['subagents'].sum()):,}",
         "launched": f"{int(s['launched'].sum()):,}",
         "edges": f"{int(r.tiers['edges'].sum()):,}",
-        "dollars": usd_text(float(r.cost["usd"].sum())) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
+        "dollars": usd_text(r.total["usd"]) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
     }
 
 
@@ -205,7 +208,9 @@ def text(r: Report) -> str:
 
 
 def _runs_out(df: pl.DataFrame) -> pl.DataFrame:
-    return df.select("run_id", "root_harness", "started_at", "n_sessions", USD_TEXT, "unpriced_tokens")
+    # usd as run_costs has it (n/a when a request has no price); priced: the known part
+    priced = pl.col("usd_priced").map_elements(usd_text, return_dtype=pl.String).alias("priced")
+    return df.select("run_id", "root_harness", "started_at", "n_sessions", USD_TEXT, priced, "unpriced_tokens")
 
 
 # -- html ------------------------------------------------------------------------------------------
@@ -219,12 +224,7 @@ def html(r: Report) -> str:
     known = r.per_day.filter(pl.col("day").is_not_null())
     cost = r.cost.filter(pl.col("day").is_not_null() & pl.col("usd").is_not_null())
     series = sorted({(h or "unknown", m) for h, m in cost.select("harness", "model").iter_rows()})
-    hc = harness_classes([h for h, _ in series])
-    seen: dict[str, int] = {}
-    cls = {}
-    for h, m in series:  # one shade per model within its harness colour
-        seen[h] = seen.get(h, 0) + 1
-        cls[(h, m)] = f"{hc[h]} shade-{(seen[h] - 1) % 4}"
+    cls = series_classes(series)
     values = {(d, (h or "unknown", m)): u for d, h, m, u in cost.select("day", "harness", "model", "usd").iter_rows()}
     days = _day_range(known["day"].to_list())
     runs_chart = bar_chart(
@@ -253,15 +253,34 @@ def html(r: Report) -> str:
 <h2>Dollars per day by harness and model</h2>{usd_chart}<ul class="series">{legend}</ul>
 {_unpriced_note(unpriced)}
 <h2>Prices: which source priced which model</h2>{html_table(r.sources.with_columns(USD_TEXT), "sources")}
-<h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs")}
-<p class="hint">Open one with <code>sessiongraph show RUN --format html --out run.html</code>.</p>
+<h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs", links={"run_id": run_page_name})}
+<p class="hint">Each run id links to its page in <code>{RUN_PAGES}/</code> beside this report (written with it by
+<code>sessiongraph report --format html --out FILE</code>); or <code>sessiongraph show RUN --format html --out run.html</code>.</p>
 <h2>Subagents and launched sessions</h2>{html_table(r.spawned, "spawned")}
 <h2>Tier mix of all edges</h2>{tier_bar(_tier_mix(r))}{html_table(r.tiers, "tiers")}
 <h2>Diagnostics</h2>{html_table(r.diagnostics, "diagnostics")}
 <h2>Per day</h2>{html_table(r.per_day.with_columns(USD_TEXT), "per-day")}
 <footer class="hint">Written by sessiongraph from session metadata; no prompt, command or output text.
 Dollars are list prices at each request's date (see "Prices" for their source); tokens of models without a price are counted as unpriced, never as $0.</footer>"""
-    return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css"))
+    return page(f"sessiongraph report{since}", body, css=asset("page.css") + asset("report.css") + _pattern_css())
+
+
+# Colour-blind-safe qualitative colours (Paul Tol's "muted" scheme), one per model series in the
+# chart, kept together by harness; past nine series the colours come again hatched, then
+# back-hatched, then dotted, so 36 models each have a look of their own (report.css, _patterns).
+PALETTE = ("#332288", "#88ccee", "#44aa99", "#117733", "#999933", "#ddcc77", "#cc6677", "#882255", "#aa4499")
+STYLES = ("", "hatch", "back", "dots")
+RUN_PAGES = "runs"  # the folder beside an HTML report that holds its runs' pages
+
+
+def series_classes(series: list) -> dict:
+    n = len(PALETTE)
+    return {s: f"m-{i % n}" + (f" {STYLES[i // n % len(STYLES)]}" if i >= n else "") for i, s in enumerate(series)}
+
+
+def run_page_name(run_id: str) -> str:
+    """The address of a run's page from the report: ``runs/<run id, made file-safe>.html``."""
+    return f"{RUN_PAGES}/{re.sub(r'[^A-Za-z0-9._-]', '_', run_id)}.html"
 
 
 def _unpriced_note(df: pl.DataFrame) -> str:
@@ -289,7 +308,7 @@ def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
     peak = step * ticks
     bw = (w - left - 8) / len(days)
     y = lambda v: top + (h - top - bottom) * (1 - v / peak)  # noqa: E731
-    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">']
+    out = [f'<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{esc(label)}">', _patterns()]
     for i in range(ticks + 1):
         v = step * i
         out.append(
@@ -318,6 +337,30 @@ def bar_chart(days, series, values, *, fmt, label, name=str) -> str:
     return "".join(out)
 
 
+def _patterns() -> str:
+    """A patterned fill per palette colour and style (``rect.<style>.m-N``, :func:`_pattern_css`)."""
+    marks = {
+        "hatch": ('patternTransform="rotate(45)"', '<rect width="2.5" height="6" fill="#fff"/>'),
+        "back": ('patternTransform="rotate(-45)"', '<rect width="2.5" height="6" fill="#fff"/>'),
+        "dots": ("", '<circle cx="3" cy="3" r="1.4" fill="#fff"/>'),
+    }
+    defs = "".join(
+        f'<pattern id="{style}-{i}" width="6" height="6" patternUnits="userSpaceOnUse" {turn}>'
+        f'<rect width="6" height="6" fill="{c}"/>{mark}</pattern>'
+        for style, (turn, mark) in marks.items()
+        for i, c in enumerate(PALETTE)
+    )
+    return f"<defs>{defs}</defs>"
+
+
+def _pattern_css() -> str:
+    return "".join(
+        f".chart rect.{style}.m-{i} {{ fill: url(#{style}-{i}); }}\n"
+        for style in STYLES[1:]
+        for i in range(len(PALETTE))
+    )
+
+
 def _nice(v: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that is at least ``v``."""
     mag = 10 ** math.floor(math.log10(v))
@@ -341,14 +384,18 @@ def tier_bar(mix: pl.DataFrame) -> str:
     return f'<svg class="tierbar" viewBox="0 0 600 18" role="img" aria-label="Tier mix">{"".join(parts)}</svg>'
 
 
-def html_table(df: pl.DataFrame, name: str) -> str:
+def html_table(df: pl.DataFrame, name: str, links: dict | None = None) -> str:
+    """A table; ``links`` (column -> value -> relative address) makes that column's cells links."""
     if not df.height:
         return f'<p class="hint" id="{name}">(none)</p>'
+    links = links or {}
     head = "".join(f'<th class="{"num" if df.schema[c].is_numeric() else ""}">{esc(c)}</th>' for c in df.columns)
     rows = []
     for row in df.iter_rows():
         cells = "".join(
-            f'<td class="{"num" if df.schema[c].is_numeric() else ""}">{_cell(v)}</td>'
+            f'<td class="{"num" if df.schema[c].is_numeric() else ""}">'
+            + (f'<a href="{esc(links[c](v))}">{_cell(v)}</a>' if c in links and v is not None else _cell(v))
+            + "</td>"
             for c, v in zip(df.columns, row, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -365,6 +412,6 @@ def _cell(v: object) -> str:
     return esc(v)
 
 
-def report(store: Store, *, since: datetime | None = None, fmt: str = "text", prices: Prices | None = None) -> str:
-    r = build(store, since=since, prices=prices)
+def report(store: Store, *, since: datetime | None = None, fmt: str = "text") -> str:
+    r = build(store, since=since)
     return html(r) if fmt == "html" else text(r)

@@ -57,9 +57,15 @@ def _label(m: dict) -> str:
 def tree(g: RunGraph) -> str:
     r = g.run
     span = ""
-    if r["started_at"] is not None and r["ended_at"] is not None:
-        span = f", {r['started_at']:%Y-%m-%d %H:%M:%S} -> {r['ended_at']:%H:%M:%S}"
-    lines = [f"run {r['run_id']} ({r['n_sessions']} sessions{span})"]
+    start, end = r["started_at"], r["ended_at"]
+    if start is not None and end is not None:  # the end's date too when the run ends on another day
+        span = (
+            f", {start:%Y-%m-%d %H:%M:%S} -> {end:%H:%M:%S}"
+            if start.date() == end.date()
+            else f", {start:%Y-%m-%d %H:%M:%S} -> {end:%Y-%m-%d %H:%M:%S}"
+        )
+    n = r["n_sessions"]
+    lines = [f"run {r['run_id']} ({n} session{'' if n == 1 else 's'}{span})"]
     members = {m["session_id"]: m for m in g.members.iter_rows(named=True)}
     tree_edges = {e["dst"]: e for e in g.edges.filter(pl.col("kind").is_in(("spawn", "launch"))).iter_rows(named=True)}
     children: dict[str, list[str]] = {}

@@ -68,8 +68,13 @@
   function domain() {
     var lo = Infinity, hi = -Infinity;
     function take(t) { if (t != null) { lo = Math.min(lo, t); hi = Math.max(hi, t); } }
+    // The run's own sessions and the edges between them: a far end in another run (drawn at the
+    // edge, clamped) must not stretch the axis until the run fills a sliver of it.
     S.forEach(function (s) { if (!s.external) { take(s.start); take(s.end); } });
-    E.forEach(function (e) { take(e.ts); });
+    E.forEach(function (e) {
+      var a = byId[e.src], b = byId[e.dst];
+      if (a && b && !a.external && !b.external) take(e.ts);
+    });
     if (!isFinite(lo)) { lo = 0; hi = 1000; }
     if (hi - lo < 1000) hi = lo + 1000;
     var p = (hi - lo) * 0.02;
@@ -90,6 +95,7 @@
     return [t - lag, t];
   }
 
+  var MIN_BAR = 6;  // px
   var TICKS = [1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5,
                432e5, 864e5, 1728e5, 6048e5, 2592e6];
 
@@ -141,7 +147,7 @@
       text.textContent = (s.external ? "\u2197 " : "") + s.short + "  " + (s.role || s.kind || "");
       var a = s.start != null ? s.start : (s.end != null ? s.end : DOM[0]);
       var b = s.end != null ? s.end : a;
-      var bx = X(a), bw = Math.max(s.external ? 6 : 2, X(b) - bx);
+      var bx = X(a), bw = Math.max(MIN_BAR, X(b) - bx);  // a short session stays visible on a long axis
       var bar = svgEl("rect", { "class": "bar " + (s.external ? "external" : harnessClass(s.harness)), x: bx,
                                 y: top + 3, width: bw, height: LANE - 6, rx: 2, "data-session": s.id,
                                 "data-harness": s.harness || "" }, bars);
@@ -457,7 +463,7 @@
   var r = D.run, meta = document.getElementById("run-meta");
   meta.textContent = "\u00b7 " + fmtTime(r.start) + " \u2192 " + fmtTime(r.end) + " \u00b7 " +
     fmtDur(r.start != null && r.end != null ? (r.end - r.start) / 1000 : null) + " \u00b7 " + r.n_sessions +
-    " sessions \u00b7 " + E.length + " edges \u00b7 " + fmtInt(r.tokens) + " tokens \u00b7 " + fmtUsd(r.usd);
+    (r.n_sessions === 1 ? " session \u00b7 " : " sessions \u00b7 ") + E.length + " edges \u00b7 " + fmtInt(r.tokens) + " tokens \u00b7 " + fmtUsd(r.usd);
   draw();
   var T_DRAWN = performance.now();
   tables.sessions = Table(document.getElementById("sessions"), SESSION_COLS,
@@ -480,8 +486,6 @@
   root.setAttribute("data-sg-ready", T_READY.toFixed(1));
   // what the browser fetched for this page: nothing, as everything is inline
   root.setAttribute("data-sg-resources", String(performance.getEntriesByType("resource").length));
-  document.getElementById("perf").textContent = S.length + " lanes and " + E.length + " edges drawn in " +
-    (T_READY - T0).toFixed(0) + " ms";
   requestAnimationFrame(function () {
     requestAnimationFrame(function () { root.setAttribute("data-sg-frame", performance.now().toFixed(1)); });
   });

@@ -1,0 +1,205 @@
+"""Dollars in the store (sessiongraph/costs.py, sql/views/costs.sql): every usage row priced at
+ingest, the cost views, re-pricing when the price set changes, and every sink agreeing to the cent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from genai_prices import Usage, calc_price
+
+from sessiongraph import costs
+from sessiongraph.cli import main
+from sessiongraph.dataset.parquet import export_parquet, read_table
+from sessiongraph.ocp.files import export_ocp
+from sessiongraph.pipeline import ingest
+from sessiongraph.store import Store
+from sessiongraph.views import report
+from tests.conftest import SAMPLES
+
+# A Claude Code run that launched Codex sessions, with 1-hour cache writes (sample_logs).
+RUN = "run_1bc098617790fdf8"
+PROVIDER = {"claude-code": "anthropic", "codex": "openai"}
+HEADER = (
+    "pattern,provider,input_usd_per_mtok,output_usd_per_mtok,cache_read_usd_per_mtok,"
+    "cache_write_5m_usd_per_mtok,cache_write_1h_usd_per_mtok,as_of,source\n"
+)
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("costs") / "s.duckdb"
+    res = cli("ingest", SAMPLES, "--db", path, "--json")
+    assert res.exit_code == 0, res.output
+    return path
+
+
+def q(db, sql, params=None) -> pl.DataFrame:
+    with Store(db, read_only=True) as store:
+        return store.query(sql, params)
+
+
+def test_every_usage_row_is_priced_at_ingest(db):
+    rows = q(db, "SELECT * FROM usage")
+    assert rows.height > 200
+    assert rows["priced_with"].unique().to_list() == [costs.library()]
+    priced = rows.filter(pl.col("usd").is_not_null())
+    assert priced.height > 0.9 * rows.height
+    assert set(priced["price_source"]) <= {costs.library(), "free"}
+    # unknown models (the Codex sample's gpt-5.5-mini) stay unpriced, never $0
+    assert rows.filter(pl.col("usd").is_null())["model"].unique().to_list() == ["gpt-5.5-mini"]
+    assert q(db, "SELECT value FROM sessiongraph_meta WHERE key = 'prices'").item() == costs.library()
+
+
+def test_a_run_costs_what_the_price_library_says(db):
+    """run_costs of one run (its root, the Codex sessions it launched) against the genai-prices
+    package's own calc_price, one request at a time, summed in Decimal."""
+    rows = q(
+        db,
+        """
+        SELECT u.*, s.harness, coalesce(u.ts, s.started_at) AS at
+        FROM usage_dedup u JOIN run_sessions m USING (session_id)
+        JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
+              FROM sessions GROUP BY 1) s USING (session_id)
+        WHERE m.run_id = $1""",
+        [RUN],
+    )
+    assert set(rows["harness"]) == {"claude-code", "codex"}
+    assert rows["cache_creation_1h_tokens"].sum() > 0
+    want = Decimal(0)
+    for r in rows.iter_rows(named=True):
+        writes = r["cache_creation_5m_tokens"] + r["cache_creation_1h_tokens"]
+        usage = Usage(
+            input_tokens=r["input_tokens"] + r["cache_read_tokens"] + writes,  # the package's input: all of it
+            cache_read_tokens=r["cache_read_tokens"],
+            cache_write_tokens=writes,
+            cache_write_5m_tokens=r["cache_creation_5m_tokens"],
+            cache_write_1h_tokens=r["cache_creation_1h_tokens"],
+            output_tokens=r["output_tokens"],
+        )
+        price = calc_price(usage, r["model"], provider_id=PROVIDER[r["harness"]], genai_request_timestamp=r["at"])
+        want += price.total_price
+    got = q(db, "SELECT usd, requests FROM run_costs WHERE run_id = $1", [RUN]).row(0, named=True)
+    assert got["requests"] == rows.height
+    # each request is stored in whole nanodollars and the sum rounded to the microdollar
+    assert got["usd"] == pytest.approx(float(want), abs=1e-6)
+    assert round(got["usd"], 2) == float(round(want, 2))
+    assert got["usd"] > 0.2
+
+
+def test_views_add_up(db):
+    totals = q(
+        db,
+        """SELECT (SELECT usd_priced(usd) FROM usage_costs) AS requests,
+                  (SELECT sum(usd_priced) FROM session_costs) AS sessions,
+                  (SELECT sum(usd_priced) FROM run_costs) AS runs,
+                  (SELECT sum(usd_priced) FROM model_costs) AS models,
+                  (SELECT sum(usd_priced) FROM daily_costs) AS days""",
+    ).row(0, named=True)
+    assert totals["requests"] > 4
+    for name, value in totals.items():
+        assert value == pytest.approx(totals["requests"], abs=5e-5), name
+    # one unpriced request makes the whole sum unknown, never a partial figure
+    unpriced = q(db, "SELECT * FROM run_costs WHERE unpriced_requests > 0")
+    assert unpriced.height and unpriced["usd"].is_null().all() and (unpriced["usd_priced"] > 0).all()
+    assert q(db, "SELECT count(*) FROM run_costs").item() == q(db, "SELECT count(*) FROM runs").item()
+    assert q(db, "SELECT usd FROM model_costs WHERE model = 'gpt-5.5-mini'")["usd"].is_null().all()
+
+
+def test_the_done_when_query(db):
+    res = cli("query", "--db", db, "select run_id, usd from run_costs order by usd desc nulls last limit 5")
+    assert res.exit_code == 0, res.output
+    assert "run_d0b6b48bf1149ae1  0.542388" in res.output
+
+
+def test_report_and_exports_agree_with_the_views_to_the_cent(db, tmp_path):
+    runs = q(db, "SELECT run_id, usd, usd_priced FROM run_costs")
+    want = {r: u for r, u in runs.select("run_id", "usd").iter_rows()}
+    with Store(db, read_only=True) as store:
+        r = report.build(store)
+    top = r.top_runs
+    assert top.height == report.TOP_RUNS
+    for rid, usd, priced in top.select("run_id", "usd", "usd_priced").iter_rows():
+        assert usd == want[rid] and priced == runs.filter(pl.col("run_id") == rid)["usd_priced"].item()
+    assert r.total["usd"] == q(db, "SELECT usd_priced(usd) FROM usage_costs").item()
+
+    export_parquet(tmp_path / "ds", db=str(db))
+    features = pl.from_arrow(read_table(tmp_path / "ds", "run_features"))
+    assert dict(features.select("run_id", "usd").iter_rows()) == want
+    sessions = pl.from_arrow(read_table(tmp_path / "ds", "sessions"))
+    by_session = dict(q(db, "SELECT session_id, usd FROM session_overview").iter_rows())
+    assert dict(sessions.select("session_id", "usd").iter_rows()) == by_session
+
+    summary = export_ocp(tmp_path / "ocp", db=str(db))
+    imported = set(q(db, "SELECT run_id FROM runs WHERE producer IS NOT NULL")["run_id"])  # exported as stated
+    checked = 0
+    for path in summary.files:
+        doc = json.loads(Path(path).read_text())
+        rid = doc["run"]["id"]
+        if rid in imported:
+            continue
+        checked += 1
+        attempt_costs = [a["cost"] for a in doc["attempts"] if a.get("cost")]
+        if want[rid] is None:
+            assert any("usd" not in c for c in attempt_costs)
+        else:
+            assert round(sum(c.get("usd", 0) for c in attempt_costs), 2) == round(want[rid], 2), rid
+    assert checked > 50
+
+
+def test_an_edited_price_file_reprices_at_the_next_ingest(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "codex", logs)
+    table = tmp_path / "prices.csv"
+    table.write_text(HEADER + "gpt-5.5-mini,openai,1000000,0,0,0,0,2026-01-01,test\n")
+    db = str(tmp_path / "s.duckdb")
+    first = ingest([str(logs)], db=db, workers=1, prices=str(table))
+    assert first.prices["rows_priced"] > 0 and "prices.csv sha256:" in first.prices["priced_with"]
+    mini = "SELECT usd, price_source FROM usage WHERE model = 'gpt-5.5-mini'"
+    rows = q(db, mini)
+    assert rows.height and set(rows["price_source"]) == {"prices.csv"} and rows["usd"].is_not_null().all()
+    before = q(db, "SELECT sum(usd) FROM usage").item()
+
+    # nothing changed: nothing re-priced
+    again = ingest([str(logs)], db=db, workers=1)
+    assert again.prices["rows_priced"] == 0
+    # the remembered file edited: its models re-priced at the next ingest, without --prices
+    table.write_text(HEADER + "gpt-5.5-mini,openai,2000000,0,0,0,0,2026-01-01,test\n")
+    edited = ingest([str(logs)], db=db, workers=1)
+    n_mini = rows.height
+    assert edited.prices["rows_priced"] > n_mini and edited.prices["rows_changed"] == n_mini
+    assert q(db, mini)["usd"].to_list() == [2 * u for u in rows["usd"].to_list()]
+    assert q(db, "SELECT sum(usd) FROM usage").item() == before + rows["usd"].sum()
+
+    # the file dropped: genai-prices alone, which has no price for gpt-5.5-mini
+    res = cli("reprice", "--db", db, "--no-prices", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["priced_with"] == costs.library()
+    assert q(db, mini)["usd"].is_null().all()
+
+
+def test_another_library_version_reprices_and_is_never_silent(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SAMPLES / "claude-code")], db=db, workers=1)
+    right = q(db, "SELECT sum(usd) FROM usage").item()
+    with Store(db) as store:  # as if priced by an older genai-prices, at other prices
+        store.con.execute("UPDATE usage SET usd = usd * 2, priced_with = 'genai-prices 0.0.1'")
+        store.con.execute("UPDATE sessiongraph_meta SET value = 'genai-prices 0.0.1' WHERE key = 'prices'")
+    with Store(db, read_only=True) as store:
+        assert "genai-prices 0.0.1" in (costs.stale(store) or "")
+    res = cli("report", "--db", db)
+    assert res.exit_code == 0 and "sessiongraph reprice" in res.stderr
+    done = ingest([str(SAMPLES / "claude-code")], db=db, workers=1)  # no file changed
+    assert done.prices["rows_changed"] == q(db, "SELECT count(*) FROM usage WHERE usd > 0").item()
+    assert q(db, "SELECT sum(usd) FROM usage").item() == right
+    with Store(db, read_only=True) as store:
+        assert costs.stale(store) is None
