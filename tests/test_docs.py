@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
 # Flags README shows for other programs (pip, ray, benchmarks/repeat_samples.py).
-OTHER_PROGRAMS = {"--head", "--address", "--size-mb"}
+OTHER_PROGRAMS = {"--head", "--address", "--size-mb", "--debug", "--print"}  # benchmarks, Ray, `claude`
 
 
 def commands(group: click.Group = main, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:
