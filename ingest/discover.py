@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -11,6 +12,7 @@ from typing import NamedTuple
 
 from sessiongraph.ingest import registry
 from sessiongraph.ingest.errors import SessiongraphError
+from sessiongraph.ingest.files import NotRegularFile, open_regular
 
 HEAD_BYTES = 64 * 1024
 # When nobody claims the head, classification reads on up to this many bytes and asks again: a
@@ -36,7 +38,7 @@ class Found:
     path: str
     harness: str | None
     # not_transcript | not_a_log | no_session | unknown_format | unreadable_file | empty_file |
-    # symlink_loop
+    # symlink_loop | special_file
     skip_reason: str | None = None
 
 
@@ -65,14 +67,19 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
     it cannot be stat'ed). One ``scandir`` per folder and one ``stat`` per log file, nothing
     else per file: a warm ingest of 100k unchanged files is this walk and a comparison.
     Symlinked folders are followed once each (a link back up the tree is a loop: reported, not
-    walked); a folder that cannot be listed is reported too, so nothing is skipped silently."""
-    if root.is_file():
-        yield (str(root), *size_mtime(str(root)))
-        return
+    walked); a folder that cannot be listed is reported too, so nothing is skipped silently.
+    Only regular files are listed: a FIFO, socket or device (or a link to one) is a
+    ``special_file`` problem, never opened (reading a FIFO would wait for a writer forever)."""
     try:
         top = os.stat(root)
     except OSError as err:
         problems.append(Found(err.filename or str(root), None, "unreadable_file"))
+        return
+    if stat.S_ISREG(top.st_mode):
+        yield str(root), top.st_size, top.st_mtime_ns
+        return
+    if not stat.S_ISDIR(top.st_mode):
+        problems.append(Found(str(root), None, "special_file"))
         return
     seen: set[tuple[int, int]] = set()
     name = attrgetter("name")
@@ -104,9 +111,13 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
             elif e.name.endswith(LOG_SUFFIXES):
                 try:
                     fst = e.stat()
-                    yield e.path, fst.st_size, fst.st_mtime_ns
                 except OSError:
                     yield e.path, -1, -1
+                    continue
+                if stat.S_ISREG(fst.st_mode):
+                    yield e.path, fst.st_size, fst.st_mtime_ns
+                else:
+                    problems.append(Found(e.path, None, "special_file"))
         for d in reversed(dirs):
             try:
                 # Only a symlink can lead back to a folder already walked: a plain subfolder's
@@ -135,7 +146,7 @@ def classify(path: str) -> Found:
     if os.path.basename(path) in NOT_TRANSCRIPTS:
         return Found(path, None, "not_transcript")
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(HEAD_BYTES)
             if not head.strip():
                 return Found(path, None, "empty_file" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
@@ -143,6 +154,8 @@ def classify(path: str) -> Found:
             found = _claim(path, head, final=not more)
             if found is None and more:  # inconclusive: look further, bounded
                 found = _claim(path, head + fh.read(PROBE_BYTES - HEAD_BYTES), final=True)
+    except NotRegularFile:  # swapped for a FIFO or device since the listing
+        return Found(path, None, "special_file")
     except OSError:
         return Found(path, None, "unreadable_file")
     if found is not None:

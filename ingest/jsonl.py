@@ -14,6 +14,8 @@ from datetime import datetime
 import msgspec
 import orjson
 
+from sessiongraph.ingest.files import open_regular, read_bounded
+
 
 @dataclass(slots=True)
 class Diagnostics:
@@ -42,7 +44,7 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
     and records ``unreadable_file``. Lines are read as bytes so invalid UTF-8 is caught per line.
     """
     try:
-        fh = open(path, "rb")
+        fh = open_regular(path)
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return
@@ -229,11 +231,10 @@ def read_document(path: str, diags: Diagnostics, max_bytes: int) -> bytes | None
     """A whole-file JSON document's bytes (BOM and leading blanks removed), or None with a
     diagnostic: too big, unreadable or empty."""
     try:
-        if os.path.getsize(path) > max_bytes:
+        raw = read_bounded(path, max_bytes)
+        if raw is None:
             diags.add("unreadable_file", None, f"larger than {max_bytes} bytes")
             return None
-        with open(path, "rb") as fh:
-            raw = fh.read()
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return None

@@ -13,11 +13,11 @@ Converting 0.1/0.2 to 0.3 (OCP digest sections 5-6): an edge without a tier gets
 
 from __future__ import annotations
 
-import os
 import re
 
 import orjson
 
+from sessiongraph.ingest.files import read_bounded
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json_type, parse_ts
 
@@ -102,11 +102,10 @@ def node_session(run_id: str, node_id: str) -> str:
 def parse(path: str) -> Frames:
     diags = Diagnostics(path, NAME)
     try:
-        if os.path.getsize(path) > MAX_BYTES:
+        raw = read_bounded(path, MAX_BYTES)
+        if raw is None:
             diags.add("bad_document", None, f"larger than {MAX_BYTES} bytes")
             return Frames.from_rows(diagnostics=diags.rows)
-        with open(path, "rb") as fh:
-            raw = fh.read()
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return Frames.from_rows(diagnostics=diags.rows)

@@ -63,6 +63,7 @@ from pathlib import Path
 import orjson
 
 from sessiongraph.ingest import pi
+from sessiongraph.ingest.files import open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import as_dict, as_int, as_str, json_type, text_hash
 
@@ -151,7 +152,7 @@ def _place(path: str) -> tuple[str | None, str | None]:
 def _header_id(path: str) -> str | None:
     """The header id of a main session file (its first two lines: title slot, header)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             lines = [fh.readline(1 << 20), fh.readline(1 << 20)]
     except OSError:
         return None

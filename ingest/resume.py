@@ -29,6 +29,7 @@ from typing import BinaryIO, Protocol, TypeVar
 
 import pyarrow as pa
 
+from sessiongraph.ingest.files import open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 
@@ -82,7 +83,7 @@ def parse(
     parser: Parser | None
     try:
         # A large buffer: readline fills a long line in a few reads, not one per 8 KB.
-        fh = open(path, "rb", buffering=_READ)  # noqa: SIM115 - closed below, after both phases
+        fh = open_regular(path, buffering=_READ)  # closed below, after both phases
     except OSError as exc:
         parser = new(path)
         parser.diags.add("unreadable_file", None, type(exc).__name__)

@@ -46,7 +46,7 @@ GROUP_FILES = int(os.environ.get("SESSIONGRAPH_GROUP_FILES", "4000"))
 READER_GAP_S = 0.3
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
-DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop"})
+DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop", "special_file"})
 
 
 @dataclass

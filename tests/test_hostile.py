@@ -4,11 +4,16 @@ credential or escape code gets through. One test per hostile case; each failed b
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+
+import pytest
 
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 
 
 def _doc(run_id: str, nodes: list[str], edges: list[dict], **extra) -> dict:
@@ -62,3 +67,80 @@ def test_case1_crafted_documents_never_poison_the_store(tmp_path):
     assert any("cycle.ocp.json" in d and "cycle" in d for d in cut)
     failed = [d for _, c, d in diags if c == "pass_failed"]
     assert len(failed) == 1 and "nopath.ocp.json" in failed[0] and "artifacts.path" in failed[0]
+
+
+LIMITED_INGEST = """
+import json, resource, sys
+limit = int(sys.argv[1]) * 1024 * 1024
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from sessiongraph.pipeline import ingest
+s = ingest(sys.argv[3:], db=sys.argv[2], workers=1)
+print(json.dumps({"skipped": s.skipped_by_reason, "diagnostics": s.diagnostics_by_code}))
+"""
+
+
+# The address space an ingest of the samples reaches with one polars thread and one malloc arena
+# is about 0.9-1.3 GB (thread stacks and allocator reservations, not data), so a cap of 2 GB leaves
+# room for the documented per-file caps and none for a 300 MB line read whole.
+MEM_MB = 2000
+
+
+def _ingest_limited(paths: list[str], db: str, *, mem_mb: int = MEM_MB, timeout: int = 180) -> dict:
+    """Ingest in a child python whose address space is capped at ``mem_mb`` (RLIMIT_AS): peak
+    memory is asserted by the child finishing, not by a timing. ``timeout`` only ends a hang."""
+    env = {**os.environ, "POLARS_MAX_THREADS": "1", "MALLOC_ARENA_MAX": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED_INGEST, str(mem_mb), db, *paths],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_case2_a_fifo_in_the_log_tree_is_skipped_not_opened(tmp_path):
+    """A FIFO (nobody ever writes to it) among the logs, and one named on the command line, are
+    counted as ``special_file`` skips; the real logs beside them are read."""
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "codex", logs)
+    os.mkfifo(logs / "stuck.jsonl")
+    os.mkfifo(tmp_path / "named.jsonl")
+    db = str(tmp_path / "s.duckdb")
+    try:
+        got = _ingest_limited([str(logs), str(tmp_path / "named.jsonl")], db, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("ingest hung on a FIFO")
+    assert got["skipped"].get("special_file") == 2
+    assert got["diagnostics"].get("special_file") == 2
+    with Store(db, read_only=True) as s:
+        assert s.query("SELECT count(*) FROM sessions WHERE harness = 'codex'").item() > 0
+
+
+def test_case4_side_files_that_are_devices_are_never_read(tmp_path):
+    """A Claude ``agent-*.meta.json`` and an opencode part file that link to ``/dev/zero``
+    (``st_size`` 0, endless bytes) are refused as not regular; the sessions are still read, in
+    an ingest capped at ``MEM_MB``."""
+    claude = tmp_path / "claude"
+    shutil.copytree(SAMPLES / "claude-code", claude)
+    meta = next(claude.rglob("agent-*.meta.json"))
+    meta.unlink()
+    meta.symlink_to("/dev/zero")
+    opencode = tmp_path / "opencode"
+    shutil.copytree(SAMPLES / "opencode" / "storage", opencode / "storage")
+    part = next((opencode / "storage" / "part").rglob("*.json"))
+    part.unlink()
+    part.symlink_to("/dev/zero")
+    db = str(tmp_path / "s.duckdb")
+    got = _ingest_limited([str(claude), str(opencode)], db)
+    assert "internal_error" not in got["diagnostics"]
+    with Store(db, read_only=True) as s:
+        diags = s.query("SELECT code, detail FROM diagnostics").rows()
+        harnesses = {h for (h,) in s.query("SELECT DISTINCT harness FROM sessions").rows()}
+    assert ("bad_sidecar", f"{meta.name}: NotRegularFile") in diags
+    assert any(
+        code == "unreadable_file" and part.name in detail and "NotRegularFile" in detail for code, detail in diags
+    )
+    assert {"claude-code", "opencode"} <= harnesses
