@@ -1,4 +1,4 @@
-"""Opening log files safely: only regular files, and whole-file reads bounded.
+"""Opening log files safely: only regular files, lines and whole-file reads bounded.
 
 A log tree copied from someone else may hold a FIFO (``open`` would wait forever for a writer),
 a socket, a device, or a link to one (``st_size`` 0, endless bytes). Discovery lists only
@@ -11,7 +11,22 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from typing import BinaryIO
+
+# The longest line a transcript may have (a record with a large paste or tool output is a few
+# MB); a longer one is skipped unread (``line_too_long``), so a junk line costs this much memory
+# at most, never its own size.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_SKIP_CHUNK = 1 << 20
+
+
+class _TooLong(bytes):
+    pass
+
+
+# Yielded by :func:`lines` in place of a line longer than MAX_LINE_BYTES (compared by identity).
+TOO_LONG = _TooLong(b"\x00")
 
 
 class NotRegularFile(OSError):
@@ -35,11 +50,37 @@ def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
 
 
 def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes | None:
-    """The bytes of a regular file, or None when it holds more than ``max_bytes`` (counted while
-    reading, not trusted from ``st_size``)."""
+    """The bytes of a regular file, or None when it holds more than ``max_bytes`` (its size
+    says so, or the bytes read do: a file may grow after the stat)."""
     with open_regular(path) as fh:
+        if os.fstat(fh.fileno()).st_size > max_bytes:
+            return None
         raw = fh.read(max_bytes + 1)
     return None if len(raw) > max_bytes else raw
+
+
+def lines(fh: BinaryIO, length: int | None = None) -> Iterator[bytes]:
+    """The lines of the next ``length`` bytes (default: to the end; the last line may lack its
+    newline), each at most MAX_LINE_BYTES: a longer line is read past in small chunks and
+    yielded as :data:`TOO_LONG`, so it is counted as a line but never held whole."""
+    left = -1 if length is None else length
+    while left:
+        raw = fh.readline(MAX_LINE_BYTES + 1 if left < 0 else min(left, MAX_LINE_BYTES + 1))
+        if not raw:
+            return
+        if left > 0:
+            left -= len(raw)
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            del raw
+            while left:
+                chunk = fh.readline(_SKIP_CHUNK if left < 0 else min(left, _SKIP_CHUNK))
+                if left > 0:
+                    left -= len(chunk)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+            yield TOO_LONG
+            continue
+        yield raw
 
 
 def kind(mode: int) -> str:

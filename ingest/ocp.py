@@ -23,7 +23,7 @@ from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json
 
 NAME = "ocp"
 VERSIONS = ("0.1", "0.2", "0.3")
-MAX_BYTES = 256 * 1024 * 1024  # a run document is kilobytes; anything this big is not one
+MAX_BYTES = 32 * 1024 * 1024  # a run document is kilobytes; parsed whole, about 10x its size in memory
 _OCP_KEY = re.compile(rb'"ocp"\s*:\s*"0\.[123]"')
 
 

@@ -98,7 +98,9 @@ def derive(
             more, problems = script_launches(run, workspace, launchers)
             found += [dataclasses.replace(ln, segment=len(found) + i) for i, ln in enumerate(more)]
             harness = (call.get("session_id") or "").partition(":")[0] or None
-            diags += [{**where, "code": SCRIPT_DIAGNOSTIC, "detail": p, "harness": harness} for p in problems]
+            diags += [
+                {**where, "code": SCRIPT_DIAGNOSTIC, "detail": p, "harness": harness, "count": 1} for p in problems
+            ]
         for ln in found:
             runs.append(
                 {

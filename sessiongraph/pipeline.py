@@ -116,7 +116,8 @@ class FileParse(NamedTuple):
     skip_reason: str | None
     checkpoint: Checkpoint | None  # where the next ingest may resume this file
     harnesses: tuple[str, ...]  # the harness of each of its sessions
-    codes: tuple[str, ...]  # the code of each of its diagnostics
+    codes: tuple[str, ...]  # the code of each of its diagnostics rows
+    counts: tuple[int, ...]  # how many problems each of those rows stands for (repeats are folded)
     in_window: bool  # False: outside --since/--until, its rows are not in the batch
 
 
@@ -183,8 +184,11 @@ def parse_batch(jobs: Sequence[Job]) -> Batch:
         in_window = _in_window(frames, job.since, job.until)
         harnesses = tuple(frames.values("sessions", "harness"))
         codes = tuple(frames.values("diagnostics", "code"))
+        counts = tuple(n or 1 for n in frames.values("diagnostics", "count"))
         files.append(
-            FileParse(None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, in_window)
+            FileParse(
+                None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, counts, in_window
+            )
         )
         if in_window:
             kept.append(frames)
@@ -305,7 +309,7 @@ def ingest(
         # the rest runs here.
         for parsed in engines.parse_all(engine, todo, workers=workers, address=ray_address):
             batch_frames.append(parsed.frames)
-            for job, path, harness, skip_reason, checkpoint, harnesses, codes, in_window in parsed.files:
+            for job, path, harness, skip_reason, checkpoint, harnesses, codes, counts, in_window in parsed.files:
                 done += 1
                 if checkpoint is not None and checkpoint.resumed_from:
                     summary.files_resumed += 1
@@ -318,7 +322,8 @@ def ingest(
                     else:
                         summary.files_read += 1
                     sessions.update(harnesses)
-                    diagnostics.update(codes)
+                    for code, n in zip(codes, counts, strict=True):
+                        diagnostics[code] += n
                     # Files that are not logs are remembered too, so the next ingest need not open them.
                     batch.append(
                         FileResult(
@@ -327,7 +332,7 @@ def ingest(
                             job.size,
                             job.mtime,
                             len(harnesses),
-                            len(codes),
+                            sum(counts),
                             skip_reason,
                             privacy,
                             replaces=path in known,

@@ -23,7 +23,7 @@ from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, I
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
 LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))

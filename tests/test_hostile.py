@@ -79,10 +79,11 @@ print(json.dumps({"skipped": s.skipped_by_reason, "diagnostics": s.diagnostics_b
 """
 
 
-# The address space an ingest of the samples reaches with one polars thread and one malloc arena
-# is about 0.9-1.3 GB (thread stacks and allocator reservations, not data), so a cap of 2 GB leaves
-# room for the documented per-file caps and none for a 300 MB line read whole.
-MEM_MB = 2000
+# An ingest with one polars thread and one malloc arena fits in 1 GB of address space (most of it
+# thread stacks and allocator reservations, shrinking under a cap; resident memory stays near
+# 300 MB with the inputs below). The old code, reading a 300 MB line whole, took over 1 GB
+# resident: under this cap it fails (a MemoryError becomes an internal_error diagnostic).
+MEM_MB = 1200
 
 
 def _ingest_limited(paths: list[str], db: str, *, mem_mb: int = MEM_MB, timeout: int = 180) -> dict:
@@ -144,3 +145,71 @@ def test_case4_side_files_that_are_devices_are_never_read(tmp_path):
         code == "unreadable_file" and part.name in detail and "NotRegularFile" in detail for code, detail in diags
     )
     assert {"claude-code", "opencode"} <= harnesses
+
+
+def _write_big_string(path, head: bytes, size: int, tail: bytes) -> None:
+    """``head``, ``size`` bytes of ``a``, ``tail``: a real JSON string, written 1 MB at a time."""
+    chunk = b"a" * (1 << 20)
+    with open(path, "wb") as fh:
+        fh.write(head)
+        for _ in range(size >> 20):
+            fh.write(chunk)
+        fh.write(tail)
+
+
+JUNK_LINES = 2_000_000
+CLAUDE_SAMPLE = SAMPLES / "claude-code" / "projects" / "-home-dev-projects-ink-well-v2" / "8d01e46b-93c8-4893-98fb-341408c64324.jsonl"
+
+
+def test_case3_memory_stays_bounded_whatever_the_input(tmp_path):
+    """Two million junk lines, a 300 MB line (sparse, after a good record), a 300 MB JSON string
+    in a Claude line, a 100 MB OCP document and a 200 MB Gemini chat, ingested in one child
+    capped at MEM_MB: each is a few diagnostics rows (repeats counted), the good records are kept."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    good = (CLAUDE_SAMPLE).read_bytes()
+    junk = logs / "junk.jsonl"
+    with open(junk, "wb") as fh:
+        fh.write(good)
+        fh.write(b"not json\n" * JUNK_LINES)
+    hole = logs / "hole.jsonl"
+    with open(hole, "wb") as fh:
+        fh.write(good.replace(b"\n", b"\n", 1))
+        fh.seek(len(good) + 300 * (1 << 20))  # a 300 MB line of zero bytes, never written
+        fh.write(b"\n" + good.splitlines(keepends=True)[-1])
+    _write_big_string(logs / "string.jsonl", good + b'{"type": "user", "message": {"content": "', 300 << 20, b'"}}\n')
+    _write_big_string(
+        logs / "big.ocp.json",
+        b'{"ocp": "0.3", "producer": {"name": "x"}, "run": {"id": "big", "title": "',
+        100 << 20,
+        b'"}, "nodes": [{"id": "n"}]}',
+    )
+    chat = logs / "tmp" / ("0" * 64) / "chats"
+    chat.mkdir(parents=True)
+    _write_big_string(
+        chat / "session-2026-02-03T09-12-7c1e4b2a.json",
+        b'{"sessionId": "7c1e4b2a-5d3f-4e8a-9b61-2f0c8d4e7a10", "projectHash": "' + b"0" * 64 + b'",'
+        b' "startTime": "2026-02-03T09:12:01.000Z", "messages": [{"type": "user", "content": "',
+        200 << 20,
+        b'"}]}',
+    )
+    db = str(tmp_path / "s.duckdb")
+    got = _ingest_limited([str(logs)], db, timeout=600)
+    assert "internal_error" not in got["diagnostics"]
+    assert got["diagnostics"]["invalid_json"] >= JUNK_LINES
+    with Store(db, read_only=True) as s:
+        per_file = {
+            path.rsplit("/", 1)[-1]: (rows, total, codes)
+            for path, rows, total, codes in s.query(
+                "SELECT source_path, count(*), sum(count), list(DISTINCT code ORDER BY code) FROM diagnostics"
+                " GROUP BY source_path"
+            ).rows()
+        }
+        sessions = {p.rsplit("/", 1)[-1] for (p,) in s.query("SELECT DISTINCT source_path FROM sessions").rows()}
+    rows, total, codes = per_file["junk.jsonl"]
+    assert rows <= 25 and total >= JUNK_LINES and "invalid_json" in codes
+    assert "line_too_long" in per_file["hole.jsonl"][2]
+    assert "line_too_long" in per_file["string.jsonl"][2]
+    assert per_file["big.ocp.json"][2] == ["bad_document"]
+    assert per_file["session-2026-02-03T09-12-7c1e4b2a.json"][2] == ["unreadable_file"]
+    assert {"junk.jsonl", "hole.jsonl", "string.jsonl"} <= sessions
