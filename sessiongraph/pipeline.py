@@ -163,11 +163,12 @@ def _parse_path(
         frames, saved = adapter.parse_from(found.path, checkpoint, lambda state: profiles.scrub_state(state, privacy))
         resumed = checkpoint is not None and saved is not None and saved.resumed_from > 0
         carried = resume.loads(checkpoint.carry) if resumed and checkpoint and checkpoint.carry else None
-        frames = shell_facts(frames, carried, launchers)
+        frames = profiles.apply(shell_facts(frames, carried, launchers), privacy)
         if saved is not None and privacy != "full":
-            # The state kept no commands: keep what they said for the next resume.
+            # The state kept no commands: keep what they said for the next resume (masked rows,
+            # the calls' kinds and lines are all it needs of them).
             saved = dataclasses.replace(saved, carry=resume.dumps(carry(frames, saved.line)))
-        return Parsed(found, profiles.apply(frames, privacy), saved)
+        return Parsed(found, frames, saved)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
         where = traceback.extract_tb(exc.__traceback__)[-1]
         diags.add("internal_error", None, f"{type(exc).__name__} at {os.path.basename(where.filename)}:{where.lineno}")

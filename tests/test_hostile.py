@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
@@ -158,7 +159,13 @@ def _write_big_string(path, head: bytes, size: int, tail: bytes) -> None:
 
 
 JUNK_LINES = 2_000_000
-CLAUDE_SAMPLE = SAMPLES / "claude-code" / "projects" / "-home-dev-projects-ink-well-v2" / "8d01e46b-93c8-4893-98fb-341408c64324.jsonl"
+CLAUDE_SAMPLE = (
+    SAMPLES
+    / "claude-code"
+    / "projects"
+    / "-home-dev-projects-ink-well-v2"
+    / "8d01e46b-93c8-4893-98fb-341408c64324.jsonl"
+)
 
 
 def test_case3_memory_stays_bounded_whatever_the_input(tmp_path):
@@ -213,3 +220,61 @@ def test_case3_memory_stays_bounded_whatever_the_input(tmp_path):
     assert per_file["big.ocp.json"][2] == ["bad_document"]
     assert per_file["session-2026-02-03T09-12-7c1e4b2a.json"][2] == ["unreadable_file"]
     assert {"junk.jsonl", "hole.jsonl", "string.jsonl"} <= sessions
+
+
+TOKEN = "ghp_" + "H0st1leT0kenAbCdEfGhIjKlMnOpQrStUvWx"  # assembled: no scanner should take this file for a leak
+PASSWORD = "hunter2" + "Pa55"
+
+
+@pytest.mark.parametrize("profile", ["metadata_only", "full"])
+def test_case5_no_credential_in_a_remote_url_survives_any_profile(tmp_path, monkeypatch, profile):
+    """A Codex ``session_meta.git.repository_url`` with a token, another with ``user:password@``,
+    and a branch named like an env assignment reach neither the store (tables, file bytes,
+    checkpoint states) nor the OCP documents nor the Parquet dataset, under either profile."""
+    from sessiongraph.cli import main
+    from sessiongraph.ingest import resume
+    from tests.test_privacy import dump, parquet_text
+
+    monkeypatch.setattr(resume, "MIN_BYTES", 0)  # every rollout keeps a checkpoint
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "codex", logs)
+    urls = iter([f"https://x-access-token:{TOKEN}@github.com/acme/app.git", f"https://alice:{PASSWORD}@git.acme.dev/x"])
+    planted = 0
+    for path in sorted(logs.rglob("*.jsonl")):
+        lines = path.read_text().splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            rec = json.loads(line)
+            git = (rec.get("payload") or rec).get("git") if isinstance(rec, dict) else None
+            if isinstance(git, dict) and "repository_url" in git:
+                git["repository_url"] = next(urls, git["repository_url"])
+                git["branch"] = f"GITHUB_TOKEN={TOKEN}"
+                lines[i] = json.dumps(rec) + "\n"
+                planted += 1
+                break
+        path.write_text("".join(lines))
+    assert planted >= 2
+    db = tmp_path / "s.duckdb"
+    ingest([str(logs)], db=str(db), workers=1, privacy=profile)
+    runner = CliRunner()
+    for args in (
+        ["export", "ocp", "--out", str(tmp_path / "ocp")],
+        ["export", "parquet", "--out", str(tmp_path / "ds")],
+    ):
+        res = runner.invoke(main, [*args, "--db", str(db), "--privacy", profile], catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+    with Store(db, read_only=True) as s:
+        repos = [r for (r,) in s.query("SELECT git_repo FROM sessions WHERE git_repo IS NOT NULL").rows()]
+        states = [
+            bytes(b) for row in s.con.execute("SELECT state, carry FROM checkpoints").fetchall() for b in row if b
+        ]
+    assert "https://[REDACTED:url_credentials]@github.com/acme/app.git" in repos
+    assert "https://[REDACTED:url_credentials]@git.acme.dev/x" in repos
+    texts = [
+        dump(db),
+        parquet_text(tmp_path / "ds"),
+        *(f.read_text() for f in (tmp_path / "ocp").rglob("*.json")),
+        *(repr(resume.loads(b)) for b in states),
+    ]
+    assert states and any("acme/app.git" in t for t in texts[2:])  # the documents name the repo
+    for text in texts:
+        assert TOKEN not in text and PASSWORD not in text

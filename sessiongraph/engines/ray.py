@@ -229,7 +229,9 @@ def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
     from sessiongraph.inference.edges import conform
     from sessiongraph.pipeline import Batch, FileParse
 
-    facts = {c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes", "counts")}
+    facts = {
+        c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes", "counts")
+    }
     windows = block.column("in_window").to_pylist()
     lists = {name: block.column(name).combine_chunks() for name in SCHEMAS}
     for row in range(block.num_rows):
