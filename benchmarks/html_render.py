@@ -1,7 +1,7 @@
 """Render time of a run page with 1,000 sessions, measured in headless Chromium.
 
 Builds a synthetic store holding one run (a lead, nested subagents, launched sessions, artifact
-flows, a few continuations), writes the run's page with ``sessiongraph.html.run_page``, opens it
+flows, a few continuations), writes the run's page with ``sessiongraph.views.html.run_page``, opens it
 in Chromium several times and prints the page's own ``performance.now()`` marks, which its script
 writes into the DOM (milliseconds since navigation start):
 
@@ -31,8 +31,8 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sessiongraph.html import run_page  # noqa: E402
 from sessiongraph.store import Store  # noqa: E402
+from sessiongraph.views.html import run_page  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

@@ -56,7 +56,7 @@ def _digest(copy: int, token: str, n: int) -> str:
 def fresh_uuid(copy: int, old: str) -> str:
     new = list(_digest(copy, old.lower(), 36))
     # A version 7 UUID keeps its millisecond time (the first 48 bits): Codex tells a forked
-    # child's own turns from its parent's replayed ones by comparing them (ingest/codex.py).
+    # child's own turns from its parent's replayed ones by comparing them (ingest/codex/replay.py).
     kept = 13 if old[14:15] == "7" else 0
     for i, ch in enumerate(old):
         if ch == "-" or i in (14, 19) or i < kept:  # dashes, version and variant digits, v7 time

@@ -1,9 +1,9 @@
 """Inference passes: pure functions of the frames that add spawn, launch, artifact and
 continuation edges with evidence tiers, then group sessions into runs.
 
-``infer(frames)`` runs ``PASSES`` in order; each pass sees the edges of the ones before it (the
-artifact pass attributes ``codex exec -o FILE`` to the launched session, runs need spawns and
-launches). A pass that fails is reported as a diagnostic and the others still run.
+``infer(frames)`` runs the passes of ``_passes()`` in order; each pass sees the edges of the
+ones before it (the artifact pass attributes ``codex exec -o FILE`` to the launched session, runs
+need spawns and launches). A pass that fails is reported as a diagnostic and the others still run.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def infer(frames: Frames) -> Inferred:
     for pass_fn in _passes():
         try:
             result = pass_fn(frames, done)
-        except Exception as exc:  # noqa: BLE001 - one failing pass must not lose the others
+        except Exception as exc:  # one failing pass must not lose the others
             where = traceback.extract_tb(exc.__traceback__)[-1]
             result = PassResult.empty()
             done.diagnostics = pl.concat(

@@ -181,6 +181,12 @@ def edge_ids(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(edge_id=stable_id("e_", key))
 
 
+def short_hash(*parts: object) -> str:
+    """16 hex of sha256 over ``parts`` joined by a unit separator: a short name for a long one
+    (OCP ids, task ids, file names) that is the same across versions and machines."""
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def stable_id(prefix: str, key: pl.Expr) -> pl.Expr:
     """``prefix`` + 16 hex of sha256(key): unlike polars' hash, the same across versions."""
     return key.map_elements(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
+from sessiongraph.ingest.frames import TIERS
+
 RANK = {t: i for i, t in enumerate(TIERS)}
 
 

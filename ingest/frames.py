@@ -30,7 +30,7 @@ store sees them.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, get_args
 
 import polars as pl
 import pyarrow as pa
@@ -40,16 +40,16 @@ from polars.datatypes import DataTypeClass
 TS: pl.DataType | DataTypeClass = pl.Datetime("us", "UTC")
 STRS: pl.DataType | DataTypeClass = pl.List(pl.String)
 
+# Each vocabulary once, as a Literal for the type checker; the tuple is derived from it.
 CallKind = Literal["spawn", "shell", "read", "write", "edit", "patch", "other"]
 FileOp = Literal["read", "write", "delete"]
+# Evidence tiers of an edge, strongest first (inference/tiers.py ranks them).
 Tier = Literal["verified", "heuristic", "reported"]
-
-CALL_KINDS: tuple[str, ...] = ("spawn", "shell", "read", "write", "edit", "patch", "other")
-FILE_OPS: tuple[str, ...] = ("read", "write", "delete")
-TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
+# Privacy profiles (ingest/privacy.py): metadata_only keeps no log text; full keeps it, secrets masked.
+Profile = Literal["metadata_only", "full"]
 # main: a top-level transcript; subagent: spawned by a tool call; the rest share a
 # subagent's layout but are not spawns (their tokens are still real spend).
-SESSION_KINDS: tuple[str, ...] = (
+SessionKind = Literal[
     "main",
     "subagent",
     "compaction",
@@ -59,7 +59,13 @@ SESSION_KINDS: tuple[str, ...] = (
     "guardian",  # Codex's approval reviewer: judges one planned action of the session it serves
     "helper",  # a background helper a harness ran for a session (Gemini skill extraction)
     "imported",  # a node of an imported run document: its lineage is the document's, not inferred
-)
+]
+
+CALL_KINDS: tuple[CallKind, ...] = get_args(CallKind)
+FILE_OPS: tuple[FileOp, ...] = get_args(FileOp)
+TIERS: tuple[Tier, ...] = get_args(Tier)
+PROFILES: tuple[Profile, ...] = get_args(Profile)
+SESSION_KINDS: tuple[SessionKind, ...] = get_args(SessionKind)
 
 # OCP 0.3 vocabularies (shared/specs/ocp-0.3-digest.md section 5): node state (recommended),
 # attempt status (closed; the last six are terminal) and outcome tier (closed).

@@ -65,6 +65,7 @@ from sessiongraph.ingest.jsonl import (
     as_dict,
     as_int,
     as_str,
+    file_size,
     find_uuids,
     json_type,
     parse_ts,
@@ -111,7 +112,7 @@ def detect(path: str, head: bytes) -> bool:
     """A Gemini chat (JSON document or JSONL header line) or a project's prompt log."""
     try:
         return _detect(head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+    except Exception:  # detection must never break a scan
         return False
 
 
@@ -374,7 +375,7 @@ class _Chat:
             "parent_native_id": parent,
             "layout": self.layout,
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "cwd": cwd,
             "started_at": started or first_ts,
             "ended_at": max(ends) if ends else None,
@@ -629,10 +630,3 @@ def _placed(paths: list[str], cwd: str | None) -> list[str]:
         if placed and placed not in out:
             out.append(placed)
     return out
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

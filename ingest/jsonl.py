@@ -249,6 +249,14 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()
 
 
+def file_size(path: str) -> int | None:
+    """The file's size in bytes (``sessions.source_bytes``), None when it cannot be read."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
 def read_document(path: str, diags: Diagnostics, max_bytes: int) -> bytes | None:
     """A whole-file JSON document's bytes (BOM and leading blanks removed), or None with a
     diagnostic: too big, unreadable or empty."""

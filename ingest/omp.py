@@ -58,32 +58,15 @@ import os
 import posixpath
 import re
 from datetime import datetime
-from pathlib import Path
-
-import orjson
 
 from sessiongraph.ingest import pi
-from sessiongraph.ingest.files import open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import as_dict, as_int, as_str, json_type, text_hash
+from sessiongraph.ingest.pi_family import OMP_ONLY_ROLES, OMP_ONLY_TYPES, is_omp, place
 
 NAME = "omp"
 
-# Entry types oh-my-pi adds to pi's v3 (oh-my-pi docs/session.md, 2026).
-OMP_ONLY_TYPES = frozenset(
-    {
-        "service_tier_change",
-        "reset_boundary",
-        "title_change",
-        "ttsr_injection",
-        "credential_pin",
-        "session_init",
-        "mode_change",
-    }
-)
 ENTRY_TYPES = pi.ENTRY_TYPES | OMP_ONLY_TYPES
-# Message roles oh-my-pi adds (docs/session.md role table).
-OMP_ONLY_ROLES = frozenset({"developer", "pythonExecution", "fileMention"})
 MESSAGE_ROLES = pi.MESSAGE_ROLES | OMP_ONLY_ROLES
 SPAWN_TOOL = "task"
 YIELD_TOOL = "yield"  # the hidden tool a subagent finishes through (docs/tools/task.md flow 16)
@@ -95,7 +78,6 @@ PARKED = "session_exit"  # custom record written when a finished agent's session
 FAILED_JOBS = frozenset({"failed", "aborted", "cancelled"})
 ADVISOR_PREFIX = "__advisor"  # advisor transcripts in the artifacts folder (spec 4.1)
 
-SESSION_STEM = re.compile(r"^\d{4}-\d{2}-\d{2}T[0-9-]+Z?_(?P<id>[^/\\]+)$")
 SCHEME = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<rest>.*)$", re.S)
 SELECTOR = re.compile(r":(?:raw|\d+(?:-\d+)?)$")
 NESTED_ID = re.compile(r"^[A-Z][A-Za-z0-9_-]*$")
@@ -103,67 +85,13 @@ SPAWNED_TEXT = re.compile(r"(?:Spawned|Resumed) agent `([^`]+)`")
 
 
 def detect(path: str, head: bytes) -> bool:
-    """An oh-my-pi file: a title slot first, or a pi-style header with oh-my-pi traits (title
-    fields, omp-only entries or roles, ``provider/id`` model changes), a path under ``.omp/``, or
-    a place in a session's artifacts folder."""
-    try:
-        records = pi.head_records(head)
-        if not records:
-            return False
-        first = records[0]
-        if first.get("type") == "title" and isinstance(first.get("v"), int):
-            # the slot is omp's alone; the header after it may not fit in the head
-            return len(records) == 1 or pi.is_header(records[1])
-        if not pi.is_header(first):
-            return False
-        if "title" in first or "titleSource" in first or ".omp" in Path(path).parts:
-            return True
-        for rec in records[1:]:
-            kind = rec.get("type")
-            msg = rec.get("message")
-            if kind in OMP_ONLY_TYPES or (kind == "model_change" and isinstance(rec.get("model"), str)):
-                return True
-            if kind == "message" and isinstance(msg, dict) and msg.get("role") in OMP_ONLY_ROLES:
-                return True
-        return _place(path)[0] is not None
-    except Exception:  # noqa: BLE001 - detection must never break a scan
-        return False
+    """An oh-my-pi file (``pi_family.is_omp`` says how it is told from a pi one)."""
+    return is_omp(path, head)
 
 
 def parse(path: str) -> Frames:
     """Parse one oh-my-pi transcript (main or subagent); bad input becomes diagnostics rows."""
     return _Omp(path).run()
-
-
-def _place(path: str) -> tuple[str | None, str | None]:
-    """(task id, root session id) of a subagent transcript, (None, None) for a main one."""
-    folder, name = os.path.split(os.path.abspath(path))
-    if not name.endswith(".jsonl"):
-        return None, None
-    stem = os.path.basename(folder)
-    main = folder + ".jsonl"
-    m = SESSION_STEM.match(stem)
-    if not m and not os.path.isfile(main):
-        return None, None
-    root = _header_id(main) or (m.group("id") if m else stem)
-    return name[: -len(".jsonl")], root
-
-
-def _header_id(path: str) -> str | None:
-    """The header id of a main session file (its first two lines: title slot, header)."""
-    try:
-        with open_regular(path) as fh:
-            lines = [fh.readline(1 << 20), fh.readline(1 << 20)]
-    except OSError:
-        return None
-    for raw in lines:
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict) and pi.is_header(rec):
-            return rec["id"]
-    return None
 
 
 class _Omp(pi.Transcript):
@@ -173,7 +101,7 @@ class _Omp(pi.Transcript):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self.task_id, self.root = _place(path)
+        self.task_id, self.root = place(path)
         self.child = self.task_id is not None
         # A child's header may name its spawner in parentSession: that is not a fork.
         self.copies_are_forks = not self.child

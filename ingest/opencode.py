@@ -45,6 +45,7 @@ from urllib.request import pathname2url
 
 import orjson
 
+from sessiongraph.ingest import apply_patch
 from sessiongraph.ingest.files import open_regular, read_bounded
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
@@ -76,8 +77,6 @@ MAX_OUTPUT_IDS = 20
 MAX_OBJECT_BYTES = 64 * 1024 * 1024
 
 _TASK_ID = re.compile(r"(?:task_id:\s*|<task id=\")(ses_[A-Za-z0-9]+)")
-_PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
-_PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete"}
 
 
 def detect(path: str, head: bytes) -> bool:
@@ -86,7 +85,7 @@ def detect(path: str, head: bytes) -> bool:
         if head.startswith(SQLITE_MAGIC):
             return _db_tables(path) >= {"session", "message", "part"}
         return _is_session_file(path, head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+    except Exception:  # detection must never break a scan
         return False
 
 
@@ -337,14 +336,7 @@ class _Builder:
                 ops = [(p, FILE_OPS[tool]) for p in row["paths"]]
         elif row["kind"] == "patch":
             text = inp.get("patchText")
-            for m in _PATCH_LINE.finditer(text if isinstance(text, str) else ""):
-                placed = normalise(m.group(2), cwd)
-                if placed and m.group(1) == "Move to":
-                    if ops:  # the moved file is the one the Update before it names
-                        ops[-1] = (ops[-1][0], "delete")
-                    ops.append((placed, "write"))
-                elif placed:
-                    ops.append((placed, _PATCH_OPS[m.group(1)]))
+            ops = apply_patch.file_ops(text if isinstance(text, str) else "", lambda path: normalise(path, cwd))
             row["paths"] = list(dict.fromkeys(p for p, _ in ops))
         elif tool == "bash":
             row["command"] = as_str(inp.get("command"))

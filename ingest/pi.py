@@ -32,7 +32,6 @@ One file is one session, ``pi:<header id>``. Mapping:
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
+    file_size,
     find_uuids,
     json_type,
     parse_ts,
@@ -53,6 +53,7 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
+from sessiongraph.ingest.pi_family import head_records, is_header, is_omp
 from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "pi"
@@ -97,7 +98,6 @@ SEARCH_TOOLS = frozenset({"grep", "find", "ls"})
 SESSION_FILE = re.compile(r"(?:^|_)(?P<id>[^_/\\]+)\.jsonl$")  # <ts>_<id>.jsonl
 EXIT_LINE = re.compile(r"Command exited with code (-?\d+)\s*$")
 MAX_OUTPUT_IDS = 20
-HEAD_RECORDS = 12  # records detect() looks at
 # Message roles -> (step role, kind) for messages that are neither the model's nor a tool's.
 CONTEXT_ROLES: dict[str, tuple[str, str]] = {
     "custom": ("system", "context"),
@@ -124,31 +124,9 @@ def detect(path: str, head: bytes) -> bool:
         records = head_records(head)
         if not records or not is_header(records[0]):
             return False
-        from sessiongraph.ingest import omp  # omp builds on this module: imported here, not at the top
-
-        return not omp.detect(path, head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+        return not is_omp(path, head)
+    except Exception:  # detection must never break a scan
         return False
-
-
-def head_records(head: bytes) -> list[dict]:
-    """The complete JSON-object lines at the start of ``head`` (the last one may be cut)."""
-    out = []
-    for raw in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:HEAD_RECORDS]:
-        if not raw.strip():
-            continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            break
-        if not isinstance(rec, dict):
-            break
-        out.append(rec)
-    return out
-
-
-def is_header(rec: dict) -> bool:
-    return rec.get("type") == "session" and isinstance(rec.get("id"), str) and "timestamp" in rec
 
 
 def session_id_of(ref: str | None) -> str | None:
@@ -554,7 +532,7 @@ class Transcript:
     def _frames(self) -> Frames:
         ident = self.identity()
         sid = ident["session_id"]
-        size = _size(self.path)
+        size = file_size(self.path)
         sessions, usage = [], []
         for a in self.attempts:
             model = a.models.most_common(1)[0][0] if a.models else self.model_hint
@@ -626,10 +604,3 @@ def message_text(content: object) -> str | None:
 
 def _uuids(text: str) -> list[str]:
     return list(dict.fromkeys(u.lower() for u in find_uuids(text, bounded=True)))[:MAX_OUTPUT_IDS]
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

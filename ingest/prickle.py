@@ -86,7 +86,6 @@ or verdict item left out); an unparseable time ``bad_timestamp``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -100,6 +99,7 @@ from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_dict,
     as_str,
+    file_size,
     json_type,
     parse_ts,
     read_document,
@@ -140,7 +140,7 @@ def detect(path: str, head: bytes) -> bool:
     """A task object (or an array or lines of them) with the schema's identifying keys."""
     try:
         return _detect(head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
+    except Exception:  # detection must never break a scan
         return False
 
 
@@ -326,7 +326,7 @@ class _Tasks:
                     "session_kind": "subagent" if parent else "main",
                     "layout": "task",
                     "source_path": self.path,
-                    "source_bytes": _size(self.path),
+                    "source_bytes": file_size(self.path),
                     "started_at": start,
                     "ended_at": end,
                     "entrypoint": as_str(route.get("via")),
@@ -482,10 +482,3 @@ def _artifact_ref(art: object) -> str | None:
             if isinstance(value, str) and pattern.match(value):
                 return prefix + value
     return None
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

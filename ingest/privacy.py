@@ -20,17 +20,13 @@ through it.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import orjson
 
 from sessiongraph.ingest.errors import SessiongraphError
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import PROFILES, Frames, Profile
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ingest.steps import STATE_MARK
 
-Profile = Literal["metadata_only", "full"]
-PROFILES: tuple[str, ...] = ("metadata_only", "full")
 DEFAULT: Profile = "metadata_only"
 # The frame columns that hold log text (everything else is ids, times, counts, names and paths).
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {"calls": ("command", "description")}

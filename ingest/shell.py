@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeGuard
 
+from sessiongraph.ingest import apply_patch
 from sessiongraph.ingest.bash_lex import Tok, lex
 from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.paths import normalise
@@ -227,7 +228,6 @@ SKIP_PREFIXES = ("/dev/", "/proc/")
 SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/", "/snap/", "/Applications/", "/System/")
 
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-_PATCH = re.compile(r"^\*\*\* (?:(Add|Update|Delete) File|(Move) to): (.+?)\s*$", re.M)
 
 
 def _base(word: str) -> str:
@@ -349,13 +349,8 @@ def _usable(tok: Tok | None) -> TypeGuard[Tok]:
 
 
 def _patch_ops(patch: str) -> list[tuple[Tok | None, str]]:
-    """Codex apply_patch envelope: Add/Update -> write, Delete -> delete, Move to -> rename."""
-    ops: list[tuple[Tok | None, str]] = []
-    for m in _PATCH.finditer(patch):
-        if m.group(2) and ops and ops[-1][1] == "write":  # `Move to:` renames the Update above
-            ops[-1] = (ops[-1][0], "delete")
-        ops.append((Tok("w", m.group(3)), "delete" if m.group(1) == "Delete" else "write"))
-    return ops
+    """The files an apply_patch envelope names (``ingest.apply_patch``), as words as written."""
+    return list(apply_patch.file_ops(patch, lambda path: Tok("w", path)))
 
 
 class _Walker:

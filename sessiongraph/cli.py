@@ -1,4 +1,6 @@
-"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name.
+"""The ``sessiongraph`` command: thin click wrappers over the library functions of the same name
+(``sessiongraph.show`` for ``show``, ``sessiongraph.export_ocp`` for ``export ocp``; ``ingest`` is
+``sessiongraph.ingest_logs``: the package docstring says why).
 
 The library modules are imported by the commands that use them: polars and DuckDB take longer to
 import than ``--help`` or a bad argument takes to answer.
@@ -13,9 +15,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sessiongraph import __version__
+import sessiongraph
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.steps import DEFAULT_MAX_TEXT_CHARS
+from sessiongraph.version import __version__
 
 if TYPE_CHECKING:
     from sessiongraph.pipeline import IngestSummary
@@ -31,6 +35,16 @@ DB_OPTION = click.option(
     envvar="SESSIONGRAPH_DB",
     help="DuckDB store file (default: sessiongraph.duckdb in the user data dir; env SESSIONGRAPH_DB).",
 )
+
+
+def json_option(help: str = "Print one JSON object with what was written."):
+    """``--json``: the command prints JSON (``help`` says what) instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def privacy_option(help: str):
+    """``--privacy``: one of the profiles (``ingest.frames.PROFILES``), metadata_only by default."""
+    return click.option("--privacy", type=click.Choice(PROFILES), default="metadata_only", show_default=True, help=help)
 
 
 def _errors(fn):
@@ -76,7 +90,7 @@ def main() -> None:
 @click.option("--since", type=Date(), help="Only files with a session active on or after this date.")
 @click.option("--until", type=Date(), help="Only files with a session that started by this date.")
 @click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the counts instead.")
+@json_option("Print one JSON object with the counts instead.")
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -86,13 +100,9 @@ def main() -> None:
 )
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
-    "(prompts, completions, tool input and output), secrets masked.",
+@privacy_option(
+    "metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
+    "(prompts, completions, tool input and output), secrets masked."
 )
 @click.option(
     "--max-text-chars",
@@ -135,8 +145,9 @@ def ingest(
     only over the partitions the changed files reach.
     """
     from sessiongraph import config
-    from sessiongraph.output import dumps
-    from sessiongraph.pipeline import ingest as run_ingest
+    from sessiongraph.views.output import dumps
+
+    run_ingest = sessiongraph.ingest_logs
 
     options = dict(
         db=db,
@@ -162,9 +173,7 @@ def ingest(
         summary = run_ingest(paths, **options)
     written = None
     if out_parquet:
-        from sessiongraph.parquet import export_parquet
-
-        written = export_parquet(out_parquet, db=summary.db)
+        written = sessiongraph.export_parquet(out_parquet, db=summary.db)
     if as_json:
         click.echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
         return
@@ -225,43 +234,40 @@ def query(sql, sql_file, db, fmt, parquet):
     """
     if (sql is None) == (sql_file is None):
         raise click.UsageError("give the SQL as an argument or with --file, not both")
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views.output import render
 
     text = sql if sql is not None else sql_file.read()
     if parquet:
         if db and click.get_current_context().get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
             raise click.UsageError("give --db or --parquet, not both")
-        from sessiongraph.parquet import query as query_parquet
+        from sessiongraph.dataset.parquet import query as query_parquet
 
         click.echo(render(query_parquet(text, parquet=parquet), fmt))
         return
-    click.echo(render(queries.query(text, db=db), fmt))
+    click.echo(render(sessiongraph.query(text, db=db), fmt))
 
 
 @main.command()
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@json_option("Print a JSON array instead of a table.")
 @_errors
 def sessions(db, as_json):
     """One line per session: harness, start, model, kind and tokens."""
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views.output import render
 
-    df = queries.sessions(db=db)
+    df = sessiongraph.sessions(db=db)
     click.echo(render(df, "json" if as_json else "table"))
 
 
 @main.command()
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+@json_option("Print a JSON array instead of a table.")
 @_errors
 def runs(db, as_json):
     """One line per run: its root session, size and how its sessions were started."""
-    from sessiongraph import queries
-    from sessiongraph.output import render
+    from sessiongraph.views.output import render
 
-    click.echo(render(queries.runs(db=db), "json" if as_json else "table"))
+    click.echo(render(sessiongraph.runs(db=db), "json" if as_json else "table"))
 
 
 @main.command()
@@ -275,11 +281,9 @@ def show(run, db, fmt, out, prices):
     """Show RUN (a run id, any of its session ids, or a unique prefix) as a tree of sessions
     nested by spawn and launch, every edge with its tier; or as Graphviz DOT; or as one
     self-contained HTML page (swimlane timeline, sortable tables, details on click)."""
-    from sessiongraph import queries
-
-    text = queries.run_page(run, db=db, prices=prices) if fmt == "html" else queries.show(run, fmt=fmt, db=db)
+    text = sessiongraph.show(run, fmt=fmt, db=db, prices=prices)
     if out:
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
     else:
@@ -296,11 +300,9 @@ def show(run, db, fmt, out, prices):
 def report(db, since, fmt, out, prices):
     """The history at a glance: runs and dollars per day by harness and model, the most expensive
     runs, subagent and launch counts, the tier mix of all edges and the diagnostics counts."""
-    from sessiongraph import queries
-
-    text = queries.report(since=since, fmt=fmt, db=db, prices=prices)
+    text = sessiongraph.report(since=since, fmt=fmt, db=db, prices=prices)
     if out:
-        from sessiongraph.html import save
+        from sessiongraph.views.html import save
 
         save(out, text.rstrip("\n") + "\n")
     else:
@@ -316,23 +318,16 @@ def export():
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the <run>.ocp.json files.")
 @click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
 @click.option("--since", type=Date(), help="Only runs active on or after this date.")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only writes no prompt, completion, tool or file text.",
-)
+@privacy_option("metadata_only writes no prompt, completion, tool or file text.")
 @PRICES_OPTION
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_ocp(out, runs, since, privacy, prices, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
-    from sessiongraph.export import export_ocp as run_export
-    from sessiongraph.output import dumps
+    from sessiongraph.views.output import dumps
 
-    summary = run_export(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
+    summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return
@@ -347,26 +342,19 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
 
 @export.command("parquet")
 @click.option("--out", required=True, help="Dataset folder, or a URI such as s3://bucket/path.")
-@click.option(
-    "--privacy",
-    type=click.Choice(["metadata_only", "full"]),
-    default="metadata_only",
-    show_default=True,
-    help="metadata_only writes no log text (no shell commands or subagent descriptions).",
-)
+@privacy_option("metadata_only writes no log text (no shell commands or subagent descriptions).")
 @PRICES_OPTION
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_parquet(out, privacy, prices, db, as_json):
     """Write the store as a Hive-partitioned Parquet dataset (OUT/<table>/harness=/month=/).
 
     Exporting again rewrites only the partitions whose rows changed. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import export_parquet as run_export
+    from sessiongraph.views.output import dumps
 
-    summary = run_export(out, db=db, privacy=privacy, prices=prices)
+    summary = sessiongraph.export_parquet(out, db=db, privacy=privacy, prices=prices)
     click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
@@ -393,7 +381,7 @@ def export_parquet(out, privacy, prices, db, as_json):
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
 @PRICES_OPTION
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with what was written.")
+@json_option()
 @_errors
 def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, prices, db, as_json):  # noqa: PLR0913
     """Write each session's conversation (messages with tool calls) and labels as training splits.
@@ -401,10 +389,9 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
     .jsonl loads with polars or `datasets`. Columns: DATASET.md.
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.trajectories import export
+    from sessiongraph.views.output import dumps
 
-    s = export(
+    s = sessiongraph.export_trajectories(
         out,
         db=db,
         split=split,
@@ -437,7 +424,7 @@ def _parquet_text(s) -> str:
 @main.command()
 @click.argument("dataset")
 @DB_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the rows loaded.")
+@json_option("Print one JSON object with the rows loaded.")
 @_errors
 def load(dataset, db, as_json):
     """Load a Parquet DATASET (a folder or URI written by export parquet) into a new store,
@@ -449,10 +436,9 @@ def load(dataset, db, as_json):
     written files (type research), and runs imported from OCP documents are not exported
     (DATASET.md, "Loading it back").
     """
-    from sessiongraph.output import dumps
-    from sessiongraph.parquet import load as run_load
+    from sessiongraph.views.output import dumps
 
-    summary = run_load(dataset, db=db)
+    summary = sessiongraph.load(dataset, db=db)
     if as_json:
         click.echo(dumps(summary.to_dict()))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import os
 import time
@@ -16,12 +17,12 @@ import duckdb
 import platformdirs
 import polars as pl
 
-from sessiongraph import __version__
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.version import __version__
 
 SCHEMA_VERSION = "11"
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
@@ -676,6 +677,39 @@ class Store:
 
     def counts(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
+
+    # A session's node state and what it waits on: what its latest-ending row records (every row of
+    # one file records the same), even when an end time is missing. Shared by the OCP documents and
+    # the dataset's sessions table (a SELECT fragment over ``sessions``).
+    NODE_STATE = """
+arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
+arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL) AS waiting_on
+"""
+
+    def resolve_run(self, ref: str) -> str:
+        """The run id of ``ref``: a run id, a session id of any member (with or without its
+        harness prefix), or a unique prefix of either."""
+        hit = self.query("SELECT DISTINCT run_id FROM run_sessions WHERE run_id = $1 OR session_id = $1", [ref])
+        if hit.height == 1:
+            return hit.item()
+        hit = self.query(
+            "SELECT DISTINCT run_id, session_id FROM run_sessions WHERE starts_with(run_id, $1)"
+            " OR starts_with(session_id, $1) OR starts_with(split_part(session_id, ':', 2), $1)",
+            [ref],
+        )
+        # A session prefix also matches its subagents ("<id>/<agent>"), which may head runs of
+        # their own (warm-ups, orphans): the top-level session wins.
+        for candidates in (hit, hit.filter(~pl.col("session_id").str.contains("/"))):
+            runs = candidates["run_id"].unique()
+            if runs.len() == 1:
+                return runs.item()
+        hit = hit.select("run_id").unique()
+        if hit.height > 1:
+            raise SessiongraphError(f"{ref!r} matches {hit.height} runs; give more of the id")
+        ids = self.query("SELECT run_id FROM runs")["run_id"].to_list()
+        close = difflib.get_close_matches(ref, ids, n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; `sessiongraph runs` lists them"
+        raise SessiongraphError(f"no run {ref!r}{hint}")
 
 
 def _take_writer_lock(db: Path):

@@ -19,9 +19,9 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import html
 from sessiongraph.cli import main
 from sessiongraph.store import Store
+from sessiongraph.views import html
 from tests.conftest import SAMPLES
 from tests.test_html import HOSTILE_CHILD, HOSTILE_PATH, HOSTILE_ROOT, ORBIT, hostile_store
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sessiongraph import report
-from sessiongraph.export import export_ocp
-from sessiongraph.parquet import export_parquet
+from sessiongraph.dataset.parquet import export_parquet
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
+from sessiongraph.views import report
 from tests.conftest import ROOT, SAMPLES
 
 SCENARIO = SAMPLES / "scenarios/copied-history"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.ingest.claude_code import MAX_BAD_HEAD_LINES
+from sessiongraph.ingest.claude_code.decoding import MAX_BAD_HEAD_LINES
 from sessiongraph.ingest.discover import classify, default_roots, discover
 
 CLAUDE_LINE = (

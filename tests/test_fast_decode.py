@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from sessiongraph.ingest import claude_code, codex, resume
+from sessiongraph.ingest.claude_code import decoding as claude_decoding
+from sessiongraph.ingest.claude_code import pairing as claude_pairing
 from sessiongraph.ingest.discover import classify
-from sessiongraph.ingest.jsonl import Diagnostics, decode_line
+from sessiongraph.ingest.jsonl import Diagnostics, decode_line, raw_value
 from tests.conftest import CORPUS, SAMPLES
 
 EXAMPLES = int(os.environ.get("SESSIONGRAPH_FUZZ_EXAMPLES", "25"))
@@ -121,7 +123,7 @@ def test_tool_bodies_are_not_decoded():
     assert set(rec) == {"type", "sessionId", "message", "toolUseResult"}
     assert isinstance(rec["toolUseResult"], msgspec.Raw)
     assert isinstance(rec["message"]["content"][0]["content"], msgspec.Raw)
-    assert claude_code._val(rec["toolUseResult"], claude_code._SIDECAR) == {"stdout": body}
+    assert claude_decoding._val(rec["toolUseResult"], claude_decoding._SIDECAR) == {"stdout": body}
 
 
 def test_codex_bodies_are_not_decoded():
@@ -135,7 +137,7 @@ def test_codex_bodies_are_not_decoded():
     assert set(fast[0]["payload"]) == {"type", "summary"} and isinstance(fast[0]["payload"]["summary"], msgspec.Raw)
     assert isinstance(fast[1]["payload"]["content"], msgspec.Raw)
     assert isinstance(fast[2]["payload"]["stdout"], msgspec.Raw)
-    assert codex.raw_value(fast[2]["payload"]["stdout"]) == body
+    assert raw_value(fast[2]["payload"]["stdout"]) == body
 
 
 def _strings(obj):
@@ -184,7 +186,7 @@ def test_fast_checkpoint_state_is_plain_data_without_log_text(mod, path, monkeyp
 
 
 def test_known_difference_a_number_past_a_double_in_an_unread_field():
-    """The one line the paths read differently (see ingest/claude_code.py): orjson rejects a
+    """The one line the paths read differently (see the ingest.claude_code package doc): orjson rejects a
     number beyond a double's range, msgspec skips it unchecked where the parser reads nothing.
     Read fields are checked: message.usage is decoded by orjson on both paths."""
     skipped = b'{"type":"user","sessionId":"s","durationMs":1e999}\n'
@@ -363,9 +365,9 @@ def _ids_plain(texts: list[str]) -> list[str]:
     """The scan _output_ids replaces: UUID.findall over each text."""
     ids: list[str] = []
     for text in texts:
-        for found in claude_code.UUID.findall(text):
+        for found in claude_decoding.UUID.findall(text):
             found = found.lower()
-            if found not in ids and len(ids) < claude_code.MAX_OUTPUT_IDS:
+            if found not in ids and len(ids) < claude_pairing.MAX_OUTPUT_IDS:
                 ids.append(found)
     return ids
 
@@ -377,12 +379,12 @@ PARTS = st.one_of(UUIDISH, st.uuids().map(str), st.uuids().map(lambda u: str(u).
 @settings(max_examples=300, deadline=None)
 @given(texts=st.lists(PARTS, max_size=30).map(lambda parts: ["".join(parts[i::3]) for i in range(3)]))
 def test_output_ids_equal_findall(texts):
-    assert claude_code._output_ids(texts) == _ids_plain(texts)
+    assert claude_pairing._output_ids(texts) == _ids_plain(texts)
 
 
 def test_output_ids_overlapping_and_many():
     u = "0123abcd-0123-4567-89ab-0123456789ab"
     # findall skips a UUID that overlaps the one before (here at 28, in the first one's tail)
     texts = [u + "-1234-5678-9abc-def012345678", "x" + u[1:], " ".join(f"{i:08x}" + u[8:] for i in range(50))]
-    assert claude_code._output_ids(texts) == _ids_plain(texts)
-    assert len(claude_code._output_ids(texts)) == claude_code.MAX_OUTPUT_IDS
+    assert claude_pairing._output_ids(texts) == _ids_plain(texts)
+    assert len(claude_pairing._output_ids(texts)) == claude_pairing.MAX_OUTPUT_IDS

@@ -12,10 +12,10 @@ from html import unescape
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import html
 from sessiongraph.cli import main
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
+from sessiongraph.views import html
 from tests.conftest import SAMPLES
 
 ORBIT = "claude-code:b720e73d-763d-4c3c-8ff8-264d88d63693"

@@ -2,8 +2,10 @@
 
 - The launch-lamp scenario is checked against its own expected.json (written with the scenario,
   from the formats, not from this code's output), distractors included.
-- Every edge over all of sample_logs/ is compared, per pass, with tests/golden/<pass>.json: a
-  reviewed list; a change to the passes that moves any edge shows up here as a diff.
+- What each pass of ``inference._passes()`` gives over all of sample_logs/ is compared with
+  tests/golden/<pass>.json: a reviewed list; a change to the passes that moves any edge (or, for
+  ``runs``, any session's place in its run) shows up here as a diff. SESSIONGRAPH_UPDATE_GOLDEN=1
+  rewrites the files from the current output.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import polars as pl
 import pytest
 
+from sessiongraph.inference import _passes
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -21,6 +24,10 @@ from tests.conftest import ROOT, SAMPLES
 SCENARIO = SAMPLES / "scenarios/launch-lamp"
 GOLDEN = ROOT / "tests/golden"
 EDGE_KEY = ["kind", "src", "dst", "tier", "src_call_id", "dst_call_id", "path", "version", "src_tier", "dst_tier"]
+# The runs pass makes no edges: its golden rows are the run tree (run_sessions) and each run's counts.
+RUN_KEY = ["run_id", "session_id", "parent_session_id", "via", "depth", "role", "role_tier", "phase"]
+RUN_COUNTS = ["root_session_id", "n_sessions", "n_spawns", "n_launches", "n_artifact_edges", "max_depth"]
+PASSES = [p.__name__ for p in _passes()]
 
 
 def _ingest(tmp_path_factory, path):
@@ -81,17 +88,27 @@ def test_scenario_unread_writes_belong_to_their_writer(scenario):
         assert row == [(w["writer"], w["how"], w["tier"], 0)]
 
 
-def _golden_rows(df: pl.DataFrame) -> list[list]:
-    rows = df.select(EDGE_KEY).sort(EDGE_KEY, nulls_last=True).rows()
-    return [list(r) for r in rows]
+def _golden_rows(store: Store, pass_name: str) -> tuple[list[str], list[list]]:
+    """The columns and sorted rows a pass's golden file holds."""
+    if pass_name == "runs":
+        columns = RUN_KEY + RUN_COUNTS
+        df = store.query(
+            f"SELECT {', '.join('s.' + c for c in RUN_KEY)}, {', '.join('r.' + c for c in RUN_COUNTS)}"
+            " FROM run_sessions s JOIN runs r USING (run_id)"
+        )
+    else:
+        columns = EDGE_KEY
+        df = store.query("SELECT * FROM all_edges WHERE pass = $1", [pass_name])
+    rows = df.select(columns).sort(columns, nulls_last=True).rows()
+    return columns, [list(r) for r in rows]
 
 
-@pytest.mark.parametrize("pass_name", ["spawn", "launch", "continuation", "artifacts"])
+@pytest.mark.parametrize("pass_name", PASSES)
 def test_every_sample_edge_matches_the_golden_file(everything, pass_name):
-    rows = _golden_rows(everything.query("SELECT * FROM all_edges WHERE pass = $1", [pass_name]))
+    columns, rows = _golden_rows(everything, pass_name)
     golden = GOLDEN / f"{pass_name}.json"
     if os.environ.get("SESSIONGRAPH_UPDATE_GOLDEN"):
-        golden.write_text(json.dumps({"columns": EDGE_KEY, "rows": rows}, indent=1) + "\n")
+        golden.write_text(json.dumps({"columns": columns, "rows": rows}, indent=1) + "\n")
     assert rows == json.loads(golden.read_text())["rows"]
 
 

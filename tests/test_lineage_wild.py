@@ -15,10 +15,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sessiongraph.export import export_ocp
 from sessiongraph.ingest import claude_code, codex
 from sessiongraph.ingest.discover import HEAD_BYTES, classify
 from sessiongraph.ingest.shell_facts import derive
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES

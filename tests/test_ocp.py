@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.export import export_ocp, safe_name
+from sessiongraph.ocp.files import export_ocp, safe_name
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import Prices
 from tests.conftest import CORPUS, MARKER, SAMPLES, plant_logs
@@ -207,7 +207,7 @@ def test_events_ascend_in_time_not_in_text(tmp_path):
 
 
 def test_event_order_is_by_time_then_kind():
-    from sessiongraph.ocp_time import event_order
+    from sessiongraph.ocp.time import event_order
 
     events = [
         {"at": "2026-01-02T03:04:05.1Z", "type": "attempt_settled", "attempt": "a#1"},
@@ -233,7 +233,7 @@ def _tries(*spans: tuple[int | None, int | None]) -> list[dict]:
 
 
 def test_the_attempt_a_time_falls_in():
-    from sessiongraph.ocp_time import attempt_from, attempt_until
+    from sessiongraph.ocp.time import attempt_from, attempt_until
 
     back_to_back = _tries((0, 10), (10, 20))  # attempt 2 starts the instant attempt 1 ends
     # What the session did at 10 is attempt 1's work; a spawn or launch at 10 starts attempt 2.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sessiongraph.export import export_ocp
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import SAMPLES

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.dataset import FULL_ONLY, MESSAGE, SCHEMA_VERSION, TABLES, arrow_schema, arrow_type
-from sessiongraph.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.tables import FULL_ONLY, MESSAGE, SCHEMA_VERSION, TABLES, arrow_schema, arrow_type
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -316,7 +316,7 @@ def test_ocp_from_a_loaded_store_keeps_outcomes(store, out, tmp_path):
     """A loaded store exports the documents its dataset came from: node states, outcomes with their
     evidence, verdict signals and state notes. Not ``run.task`` (the files a run wrote are file
     events, not in the dataset) nor imported documents (DATASET.md, "Loading it back")."""
-    from sessiongraph.export import export_ocp
+    from sessiongraph.ocp.files import export_ocp
 
     db = tmp_path / "loaded.duckdb"
     assert run("load", out, "--db", db).exit_code == 0
@@ -340,7 +340,7 @@ def test_an_object_store_without_folders(store, tmp_path, monkeypatch):
     fsspec = pytest.importorskip("fsspec")
     import pyarrow.fs as pafs
 
-    from sessiongraph import parquet
+    from sessiongraph.dataset import parquet
 
     mem = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("memory")))
     local = parquet.filesystem

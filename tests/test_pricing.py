@@ -19,14 +19,14 @@ from genai_prices.data import providers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiongraph import dataset
+from sessiongraph.dataset import tables as dataset
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.export import export_ocp
 from sessiongraph.ingest.frames import split_cache_writes
+from sessiongraph.ocp.files import export_ocp
 from sessiongraph.pipeline import ingest
 from sessiongraph.pricing import COLUMNS, FREE, Prices, normalise_model
-from sessiongraph.report import build as build_report
 from sessiongraph.store import Store
+from sessiongraph.views.report import build as build_report
 from tests.conftest import SAMPLES
 from tests.test_ocp import _assert_clean, validate
 

@@ -707,7 +707,7 @@ def test_a_revision_without_returned_at_still_ends_where_its_writes_are(tmp_path
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    from sessiongraph.export import export_ocp
+    from sessiongraph.ocp.files import export_ocp
     from sessiongraph.pipeline import ingest
 
     tmp = tmp_path_factory.mktemp("prickle-ocp")
@@ -832,7 +832,7 @@ def test_ocp_each_artifact_belongs_to_the_attempt_that_returned_it(exported):
 def test_ocp_a_spawn_at_the_instant_a_revision_returns(tmp_path):
     """A task created the instant its parent's revision 1 came back was made by attempt 1 (the
     one that ran up to then); the spawn starts the child's first attempt."""
-    from sessiongraph.export import export_ocp
+    from sessiongraph.ocp.files import export_ocp
     from sessiongraph.pipeline import ingest
 
     logs = tmp_path / "logs"

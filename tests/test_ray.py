@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
-from sessiongraph.dataset import TABLES
-from sessiongraph.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+from sessiongraph.dataset.tables import TABLES
 from sessiongraph.pipeline import ingest
 from tests.conftest import ROOT, SAMPLES
 
@@ -86,7 +86,7 @@ def test_ray_engine_equals_local_on_the_corpus(ray_cluster, tmp_path):
 
 def test_local_engine_never_imports_ray(tmp_path):
     code = (
-        "import sys; from sessiongraph.pipeline import ingest; from sessiongraph.parquet import export_parquet\n"
+        "import sys; from sessiongraph.pipeline import ingest; from sessiongraph.dataset.parquet import export_parquet\n"
         f"ingest([{str(SAMPLES / 'codex')!r}], db={str(tmp_path / 's.duckdb')!r}, workers=1)\n"
         f"export_parquet({str(tmp_path / 'ds')!r}, db={str(tmp_path / 's.duckdb')!r})\n"
         "assert 'ray' not in sys.modules, 'the local engine imported ray'\n"

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 from click.testing import CliRunner
 
-from sessiongraph import report
 from sessiongraph.cli import main
 from sessiongraph.pricing import Prices, normalise_model
 from sessiongraph.store import Store
+from sessiongraph.views import report
 from tests.conftest import SAMPLES
 
 SINCE = datetime(2026, 1, 8, tzinfo=UTC)

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
+from sessiongraph.dataset.trajectories import assign, export_trajectories, parse_split
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
-from sessiongraph.trajectories import assign, export, parse_split
 from tests.conftest import SAMPLES
 
 SPLIT = "train=0.5,validation=0.25,test=0.25"
@@ -145,22 +145,22 @@ def test_identical_trajectories_are_written_once(tmp_path):
         dst.write_text(text)
     db = tmp_path / "s.duckdb"
     ingest([str(logs)], db=str(db), workers=1, privacy="full")
-    summary = export(tmp_path / "out", db=str(db))
+    summary = export_trajectories(tmp_path / "out", db=str(db))
     assert summary.duplicates == 1 and sum(summary.rows.values()) == 1
 
 
 def test_filters(store, tmp_path):
-    s = export(tmp_path / "codex", db=str(store), harnesses=("codex",), split="all=1")
+    s = export_trajectories(tmp_path / "codex", db=str(store), harnesses=("codex",), split="all=1")
     rows = pl.read_parquet(tmp_path / "codex" / "all.parquet")
     assert set(rows["harness"]) == {"codex"} and s.filtered > 0
-    export(tmp_path / "long", db=str(store), min_steps=10, split="all=1")
+    export_trajectories(tmp_path / "long", db=str(store), min_steps=10, split="all=1")
     assert pl.read_parquet(tmp_path / "long" / "all.parquet")["n_steps"].min() >= 10
-    export(tmp_path / "late", db=str(store), since=datetime(2026, 1, 1, tzinfo=UTC), split="all=1")
+    export_trajectories(tmp_path / "late", db=str(store), since=datetime(2026, 1, 1, tzinfo=UTC), split="all=1")
     assert (pl.read_parquet(tmp_path / "late" / "all.parquet")["ended_at"].dt.year() >= 2026).all()
 
 
 def test_jsonl_format(store, tmp_path):
-    export(tmp_path / "j", db=str(store), fmt="jsonl", split="train=1")
+    export_trajectories(tmp_path / "j", db=str(store), fmt="jsonl", split="train=1")
     lines = (tmp_path / "j" / "train.jsonl").read_text().splitlines()
     first = json.loads(lines[0])
     assert isinstance(first["messages"], list) and {"role", "content", "tool_calls"} <= set(first["messages"][0])
@@ -171,7 +171,7 @@ def test_a_metadata_only_store_is_refused(tmp_path):
     db = tmp_path / "m.duckdb"
     ingest([str(SAMPLES / "codex")], db=str(db), workers=1)
     with pytest.raises(SessiongraphError, match="--privacy full"):
-        export(tmp_path / "out", db=str(db))
+        export_trajectories(tmp_path / "out", db=str(db))
     result = CliRunner().invoke(main, ["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "Error:" in result.output and "Traceback" not in result.output
 
@@ -183,7 +183,7 @@ def test_bad_split_is_a_clear_error(bad):
 
 
 def test_export_parquet_full_has_the_same_trajectories(store, out, tmp_path):
-    from sessiongraph.parquet import export_parquet
+    from sessiongraph.dataset.parquet import export_parquet
 
     export_parquet(tmp_path / "ds", db=str(store), privacy="full")
     table = pl.read_parquet(tmp_path / "ds" / "trajectories" / "**" / "*.parquet", hive_partitioning=True)

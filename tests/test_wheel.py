@@ -68,7 +68,11 @@ def test_wheel_holds_only_sessiongraph_and_its_data(dist):
     assert tops == {"sessiongraph", info}
     # Every module, SQL file, HTML asset and data file of the source, and nothing else.
     assert {n for n in names if not n.startswith(info)} == package_files()
-    assert {"sessiongraph/sql/schema.sql", "sessiongraph/assets/run.html", "sessiongraph/ingest/frames.py"} <= names
+    assert {
+        "sessiongraph/sql/schema.sql",
+        "sessiongraph/views/assets/run.html",
+        "sessiongraph/ingest/frames.py",
+    } <= names
     assert f"{info}/licenses/LICENSE" in names
 
 

@@ -13,13 +13,14 @@ import orjson
 import polars as pl
 
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.inference.edges import short_hash
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.privacy import without_ext
-from sessiongraph.ocp_bundle import bundles, chosen_runs
-from sessiongraph.ocp_writer import _hash, document
+from sessiongraph.ocp.bundle import bundles, chosen_runs
+from sessiongraph.ocp.writer import document
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
 
-PRIVACY = ("metadata_only", "full")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -39,7 +40,7 @@ def safe_name(run_id: str) -> str:
     """A file name for any run id: no separators, no dot-dot, no NUL, bounded length."""
     name = _UNSAFE.sub("_", run_id).strip("._") or "run"
     if name != run_id or len(name) > 120:
-        name = f"{name[:100]}-{_hash(run_id)}"
+        name = f"{name[:100]}-{short_hash(run_id)}"
     return name + ".ocp.json"
 
 
@@ -53,8 +54,8 @@ def export_ocp(
     prices: str | None = None,
 ) -> ExportSummary:
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
-    if privacy not in PRIVACY:
-        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    if privacy not in PROFILES:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     table = Prices.load(prices)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

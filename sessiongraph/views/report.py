@@ -16,10 +16,10 @@ from datetime import date, datetime, timedelta
 
 import polars as pl
 
-from sessiongraph.html import asset, esc, harness_classes, page, priced_usage
-from sessiongraph.output import table
 from sessiongraph.pricing import Prices, normalise_model, usd_sum
 from sessiongraph.store import Store
+from sessiongraph.views.html import asset, esc, harness_classes, page, priced_usage
+from sessiongraph.views.output import table
 
 TOP_RUNS = 10
 TOKENS = (

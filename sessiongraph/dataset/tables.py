@@ -18,39 +18,29 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from sessiongraph.dataset import messages
+from sessiongraph.dataset.messages import MESSAGE
+from sessiongraph.inference import edges as inference_edges
 from sessiongraph.inference.edges import stable_id
-from sessiongraph.ingest.frames import STRS, TS, USAGE_TOKENS  # the frames contract's dtypes, token columns
+from sessiongraph.inference.task import task
+from sessiongraph.ingest.frames import (  # the frames contract's dtypes, token columns
+    STRS,
+    TIERS,
+    TS,
+    USAGE_TOKENS,
+)
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ocp_bundle import NODE_STATE
-from sessiongraph.ocp_writer import task
 from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
 SCHEMA_VERSION = "6"
-PRIVACY = ("metadata_only", "full")
 UNKNOWN = "unknown"  # partition value for a null harness or month
-TIERS = ("verified", "heuristic", "reported")
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
 
-RUNS = pl.Schema(
-    {
-        "run_id": pl.String,
-        "root_session_id": pl.String,
-        "root_harness": pl.String,
-        "started_at": TS,
-        "ended_at": TS,
-        "n_sessions": pl.Int64,
-        "n_spawns": pl.Int64,
-        "n_launches": pl.Int64,
-        "n_artifact_edges": pl.Int64,
-        "max_depth": pl.Int32,
-        "harnesses": STRS,
-        "models": STRS,
-        "producer": pl.String,
-    }
-)
+# A run as the store holds it: the inference schema itself (runs are written as inferred).
+RUNS = inference_edges.RUNS
 
 SESSIONS = pl.Schema(
     {
@@ -133,28 +123,8 @@ ATTEMPTS = pl.Schema(
     }
 )
 
-EDGES = pl.Schema(
-    {
-        "edge_id": pl.String,
-        "kind": pl.String,
-        "src": pl.String,
-        "dst": pl.String,
-        "tier": pl.String,
-        "evidence": pl.String,
-        "pass": pl.String,
-        "src_call_id": pl.String,
-        "dst_call_id": pl.String,
-        "ts": TS,
-        "lag_s": pl.Float64,
-        "path": pl.String,
-        "version": pl.Int32,
-        "src_tier": pl.String,
-        "dst_tier": pl.String,
-        "run_id": pl.String,
-        "src_run_id": pl.String,
-        "dst_run_id": pl.String,
-    }
-)
+# An edge as inferred, with the runs of its two ends.
+EDGES = pl.Schema({**inference_edges.EDGES, "src_run_id": pl.String(), "dst_run_id": pl.String()})
 # Log text: only under the ``full`` privacy profile.
 EDGES_FULL = pl.Schema({**EDGES, "command": pl.String(), "description": pl.String()})
 
@@ -283,21 +253,7 @@ STEPS = pl.Schema(
     }
 )
 
-# A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
-TOOL_CALL = pl.Struct(
-    {"id": pl.String, "type": pl.String, "function": pl.Struct({"name": pl.String, "arguments": pl.String})}
-)
-MESSAGE = pl.Struct(
-    {
-        "role": pl.String,
-        "content": pl.String,
-        "reasoning_content": pl.String,
-        "tool_calls": pl.List(TOOL_CALL),
-        "tool_call_id": pl.String,
-        "name": pl.String,
-    }
-)
-# One row per session with text (full only): its messages and labels (sessiongraph.trajectories).
+# One row per session with text (full only): its messages and labels (sessiongraph.dataset.trajectories).
 TRAJECTORIES = pl.Schema(
     {
         "session_id": pl.String,
@@ -457,7 +413,7 @@ SELECT m.run_id, count(*) AS n_calls, count(*) FILTER (c.kind = 'shell') AS n_sh
 FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
 """
 
-# As ocp_bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
+# As ocp.bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
 _RUN_WRITES = """
 SELECT DISTINCT m.run_id, f.path
 FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' AND f.tier <> 'heuristic'
@@ -471,7 +427,7 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
     attempt_usage = usage.with_columns(file_attempt=pl.col("attempt").fill_null(1), requests=pl.lit(1, pl.Int64))
     attempts = _attempts(store.query(_ATTEMPTS), attempt_usage)
     sessions = _sessions(
-        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=NODE_STATE)), attempts
+        store.query(_SESSIONS.format(tokens=", ".join(f"o.{t}" for t in TOKENS), node_state=Store.NODE_STATE)), attempts
     )
     return sessions, attempts, usage
 
@@ -479,8 +435,6 @@ def session_tables(store: Store, prices: Prices) -> tuple[pl.DataFrame, pl.DataF
 def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None = None) -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
     (``trajectories`` only under ``full``)."""
-    from sessiongraph import trajectories
-
     sessions, attempts, usage = session_tables(store, prices or Prices.load())
     edges = store.query(
         _EDGES.format(
@@ -512,7 +466,7 @@ def build(store: Store, *, privacy: str = "metadata_only", prices: Prices | None
         "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
     }
     if privacy == "full":
-        traj = trajectories.build(store, sessions, attempts)
+        traj = messages.build(store, sessions, attempts)
         tables["trajectories"] = _part(traj, "started_at", "session_id")
     return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
 

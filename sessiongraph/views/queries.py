@@ -1,4 +1,5 @@
-"""Read-only questions to the store: the library side of ``query`` and ``sessions``."""
+"""Read-only questions to the store: the library side of ``query``, ``sessions``, ``runs``,
+``show`` and ``report``."""
 
 from __future__ import annotations
 
@@ -38,10 +39,13 @@ def runs(*, db: str | None = None) -> pl.DataFrame:
         return store.query(RUNS_SQL)
 
 
-def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
-    """One run as an indented tree (``tree``) or Graphviz DOT (``dot``)."""
-    from sessiongraph import show as render
+def show(run: str, *, fmt: str = "tree", db: str | None = None, prices: str | None = None) -> str:
+    """One run as an indented tree (``tree``), Graphviz DOT (``dot``) or one HTML page (``html``,
+    priced with ``prices``)."""
+    from sessiongraph.views import show as render
 
+    if fmt == "html":
+        return run_page(run, db=db, prices=prices)
     with Store(db, read_only=True) as store:
         graph = render.run_graph(store, run)
     return render.dot(graph) if fmt == "dot" else render.tree(graph)
@@ -49,8 +53,8 @@ def show(run: str, *, fmt: str = "tree", db: str | None = None) -> str:
 
 def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> str:
     """One run as a self-contained HTML page: timeline, sortable tables, details on selection."""
-    from sessiongraph import html
     from sessiongraph.pricing import Prices
+    from sessiongraph.views import html
 
     table = Prices.load(prices)
     with Store(db, read_only=True) as store:
@@ -59,9 +63,9 @@ def run_page(run: str, *, db: str | None = None, prices: str | None = None) -> s
 
 def report(*, since=None, fmt: str = "text", db: str | None = None, prices: str | None = None) -> str:
     """The store's history at a glance, as ``text`` or one self-contained ``html`` page."""
-    from sessiongraph import report as history
     from sessiongraph.errors import SessiongraphError
     from sessiongraph.pricing import Prices
+    from sessiongraph.views import report as history
 
     if fmt not in ("text", "html"):
         raise SessiongraphError(f"unknown report format {fmt!r}; use text or html")

@@ -26,11 +26,13 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__, dataset
-from sessiongraph.dataset import PRIVACY, SCHEMA_VERSION, TABLES, arrow_schema
+from sessiongraph.dataset import tables as dataset
+from sessiongraph.dataset.tables import SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
+from sessiongraph.version import __version__
 
 KEY_VERSION = b"sessiongraph.schema_version"
 KEY_HASH = b"sessiongraph.content_hash"
@@ -77,8 +79,8 @@ def export_parquet(
     prices: str | None = None,
 ) -> ParquetSummary:
     """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
-    if privacy not in PRIVACY:
-        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PRIVACY)}")
+    if privacy not in PROFILES:
+        raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     table = Prices.load(prices)
     with Store(db, read_only=True) as store:
         tables = dataset.build(store, privacy=privacy, prices=table)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from sessiongraph.ingest.frames import TERMINAL_STATUSES
-from sessiongraph.ocp_time import timestamp
+from sessiongraph.ocp.time import timestamp
 
 UNSETTLED = "settled_unverified"  # a log ends, but no log says whether the work was accepted
 EVIDENCE_KEY = "dev.sessiongraph.evidence"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 import polars as pl
 
-from sessiongraph.errors import SessiongraphError
 from sessiongraph.store import Store
 
 # One line style per tier, as the HTML legend will use: verified solid, heuristic dashed,
@@ -23,34 +21,8 @@ class RunGraph:
     edges: pl.DataFrame  # edges inside the run, plus lineage edges touching it
 
 
-def resolve_run(store: Store, ref: str) -> str:
-    """A run id, a session id of any member (with or without its harness prefix), or a unique
-    prefix of either."""
-    hit = store.query("SELECT DISTINCT run_id FROM run_sessions WHERE run_id = $1 OR session_id = $1", [ref])
-    if hit.height == 1:
-        return hit.item()
-    hit = store.query(
-        "SELECT DISTINCT run_id, session_id FROM run_sessions WHERE starts_with(run_id, $1)"
-        " OR starts_with(session_id, $1) OR starts_with(split_part(session_id, ':', 2), $1)",
-        [ref],
-    )
-    # A session prefix also matches its subagents ("<id>/<agent>"), which may head runs of
-    # their own (warm-ups, orphans): the top-level session wins.
-    for candidates in (hit, hit.filter(~pl.col("session_id").str.contains("/"))):
-        runs = candidates["run_id"].unique()
-        if runs.len() == 1:
-            return runs.item()
-    hit = hit.select("run_id").unique()
-    if hit.height > 1:
-        raise SessiongraphError(f"{ref!r} matches {hit.height} runs; give more of the id")
-    ids = store.query("SELECT run_id FROM runs")["run_id"].to_list()
-    close = difflib.get_close_matches(ref, ids, n=1)
-    hint = f"; did you mean {close[0]}?" if close else "; `sessiongraph runs` lists them"
-    raise SessiongraphError(f"no run {ref!r}{hint}")
-
-
 def run_graph(store: Store, ref: str) -> RunGraph:
-    run_id = resolve_run(store, ref)
+    run_id = store.resolve_run(ref)
     run = store.query("SELECT * FROM runs WHERE run_id = $1", [run_id]).row(0, named=True)
     members = store.query(
         """SELECT m.*, o.harness, o.session_kind, o.model, o.entrypoint, o.started_at, o.ended_at, o.total_tokens

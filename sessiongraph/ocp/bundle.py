@@ -29,13 +29,6 @@ class RunBundle:
     outcomes: pl.DataFrame  # state history, evidence and verdicts the logs record, in time order
 
 
-# A session's node state and what it waits on: what its latest-ending row records (every row of one
-# file records the same), even when an end time is missing. The dataset's sessions table shares it.
-NODE_STATE = """
-arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
-arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL) AS waiting_on
-"""
-
 _MEMBERS = (
     """
 SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.role_tier, m.phase,
@@ -48,7 +41,7 @@ JOIN (
            arg_min(cwd, started_at) AS cwd, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit,
            any_value(entrypoint) AS entrypoint, arg_max(model, n_records) AS model,
            min(started_at) AS started_at, max(ended_at) AS ended_at, """
-    + NODE_STATE
+    + Store.NODE_STATE
     + """
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
@@ -134,11 +127,9 @@ ORDER BY ALL
 def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.DataFrame:
     """The runs to export: the named ones (any id `sessiongraph show` accepts), else all,
     keeping those active on or after ``since``."""
-    from sessiongraph.show import resolve_run
-
     table = store.query("SELECT * FROM runs ORDER BY started_at NULLS LAST, run_id")
     if runs:
-        wanted = [resolve_run(store, r) for r in runs]
+        wanted = [store.resolve_run(r) for r in runs]
         table = table.filter(pl.col("run_id").is_in(wanted))
     if since is not None:
         table = table.filter(pl.col("ended_at").is_null() | (pl.col("ended_at") >= since))

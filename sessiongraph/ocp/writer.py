@@ -7,10 +7,10 @@ Mapping (OCP digest sections 4-5):
   into a second rollout is a second attempt). Node state, attempt status and outcome come from
   the log when it records them (a Prickle task: ``sessions.state``/``status``/``outcome_tier``,
   evidence under the outcome's ``ext``, verdicts as run signals, state history as ``note``
-  events; see ``sessiongraph.ocp_outcome``). Otherwise ``settled_unverified``: a log ends, but
+  events; see ``sessiongraph.ocp.outcome``). Otherwise ``settled_unverified``: a log ends, but
   no log says whether the work was accepted. An attempt after a rejected one was ``sent_back``.
   A write, read or call is the work of the attempt that ran up to its time, the earlier one on a
-  tie; a spawn or launch starts the callee's attempt not over by then (``sessiongraph.ocp_time``).
+  tie; a spawn or launch starts the callee's attempt not over by then (``sessiongraph.ocp.time``).
 - edges: spawn, launch and artifact edges inside the run, each with its tier and evidence; the
   continuation edges (no OCP kind) go under ``ext``. Artifacts: one per written version.
 Nothing textual from the logs is written under ``metadata_only``: titles and evidence are our
@@ -19,7 +19,6 @@ own words; paths, model labels and declared agent types are locators and labels.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from collections import Counter
 from datetime import datetime
@@ -27,17 +26,21 @@ from typing import Any
 
 import polars as pl
 
-from sessiongraph import __version__, ocp_outcome
+from sessiongraph.inference.edges import short_hash
+from sessiongraph.inference.task import CODE_LANG, DOC_EXT, MAX_SHORT, is_test, task
 from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ocp_bundle import RunBundle
-from sessiongraph.ocp_time import attempt_from, attempt_until, event_order, timestamp
+from sessiongraph.ocp import outcome as ocp_outcome
+from sessiongraph.ocp.bundle import RunBundle
+from sessiongraph.ocp.time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import FREE
+from sessiongraph.version import __version__
 
 EXT = "dev.sessiongraph"
 MAX_ID = 190  # OCP ids are 1-200 chars; attempt ids add "#n"
-MAX_SHORT = 500
+# file name -> artifact kind (heuristic, by name only), with inference.task's DOC_EXT and CODE_LANG
+CONFIG_EXT = {".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".env", ".lock"}
 # role -> OCP node kind (recommended vocabulary)
 NODE_KINDS = {"planner": "plan", "reviewer": "review", "subagent": "task", "worker": "ops"}
 ROLE_EVIDENCE = {
@@ -58,56 +61,21 @@ LAUNCH_HOW = {
     "pi": "pi -p",
     "omp": "omp -p",
 }
-# file name -> artifact kind (heuristic, by name only)
-DOC_EXT = {".md", ".rst", ".txt", ".adoc"}
-CONFIG_EXT = {".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".env", ".lock"}
-CODE_LANG = {
-    ".py": "python",
-    ".ts": "typescript",
-    ".tsx": "typescript",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".rb": "ruby",
-    ".ex": "elixir",
-    ".exs": "elixir",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".cs": "csharp",
-    ".swift": "swift",
-    ".php": "php",
-    ".scala": "scala",
-    ".sh": "shell",
-    ".sql": "sql",
-}
 
 
 def _short(text: str | None) -> str | None:
     return None if text is None else text[:MAX_SHORT]
 
 
-def _hash(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "replace")).hexdigest()[:16]
-
-
 def ocp_id(raw: str) -> str:
     """An OCP id for one of ours: unchanged when short and non-empty, else cut with a hash."""
-    return raw if 0 < len(raw) <= MAX_ID else f"{raw[: MAX_ID - 18]}~{_hash(raw)}"
-
-
-def _is_test(path: str) -> bool:
-    name = posixpath.basename(path).lower()
-    return "/test" in path.lower() or name.startswith("test_") or ".test." in name or ".spec." in name
+    return raw if 0 < len(raw) <= MAX_ID else f"{raw[: MAX_ID - 18]}~{short_hash(raw)}"
 
 
 def _artifact_kind(path: str) -> str:
     name = posixpath.basename(path).lower()
     ext = posixpath.splitext(name)[1]
-    if _is_test(path):
+    if is_test(path):
         return "test"
     if "plan" in name and ext in DOC_EXT:
         return "plan"
@@ -122,42 +90,6 @@ def _artifact_kind(path: str) -> str:
     if ext in CODE_LANG:
         return "code"
     return "other"
-
-
-def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
-    """The OCP ``run.task`` of a run that wrote ``paths``: a type and features inferred from the
-    files alone (heuristic). Shared with the Parquet ``run_features`` table."""
-    unique = sorted(set(paths))
-    n = len(unique)
-    tests = [p for p in unique if _is_test(p)]
-    docs = [p for p in unique if posixpath.splitext(p)[1].lower() in DOC_EXT]
-    if not unique:
-        kind = "research"
-    elif len(docs) == n:
-        kind = "docs"
-    elif len(tests) == n:
-        kind = "tests"
-    else:
-        kind = "feature"
-    langs = Counter(CODE_LANG[e] for p in unique if (e := posixpath.splitext(p)[1].lower()) in CODE_LANG)
-    features: dict = {
-        "size": "xs" if n <= 1 else "s" if n <= 3 else "m" if n <= 10 else "l" if n <= 30 else "xl",
-        "has_tests": bool(tests),
-        "touches": "1" if n <= 1 else "2-3" if n <= 3 else "4+",
-        "files_written": n,
-    }
-    if langs:
-        features["lang"] = langs.most_common(1)[0][0]
-    out: dict[str, Any] = {
-        "id": f"task_{_hash(run_id)}",
-        "type": kind,
-        "features": features,
-        "labeled_by": {"how": "inferred", "tier": "heuristic"},
-        "source": {"kind": "history"},
-    }
-    if repo:
-        out["repo"] = _short(repo)
-    return out
 
 
 class _Doc:
@@ -414,7 +346,7 @@ class _Doc:
         for v in self.b.versions.iter_rows(named=True):
             if len(v["path"]) > 1000:
                 continue
-            aid = f"art:{posixpath.basename(v['path'])[:60]}@v{v['version']}:{_hash(v['path'], v['version'])[:8]}"
+            aid = f"art:{posixpath.basename(v['path'])[:60]}@v{v['version']}:{short_hash(v['path'], v['version'])[:8]}"
             ids[(v["path"], v["version"])] = aid
             producer = self.acting(v["producer"], v["ts"])
             consumers = []

@@ -1,6 +1,6 @@
 """Trajectories: each session's steps as a conversation a trainer loads directly.
 
-``build`` turns the store's ``steps`` and ``texts`` (a ``--privacy full`` ingest) into one row per
+``messages.build`` turns the store's ``steps`` and ``texts`` (a ``--privacy full`` ingest) into one row per
 session: ``messages`` in the conversational format Hugging Face ``datasets`` and TRL read
 (``role``, ``content``, assistant ``tool_calls`` with ``id``/``type``/``function{name,
 arguments}``, tool messages with ``tool_call_id``), and labels beside it (run, parent and the
@@ -16,7 +16,7 @@ Messages follow ``seq``: a branched session (pi, oh-my-pi, Claude rewinds) keeps
 after the other; ``steps.parent_seq`` tells them apart. Only sessions whose every file was
 ingested under ``full`` have text; the others are counted, never written with empty content.
 
-``export`` writes the rows as splits (``DIR/<split>.parquet`` or ``.jsonl`` and
+``export_trajectories`` writes the rows as splits (``DIR/<split>.parquet`` or ``.jsonl`` and
 ``DIR/manifest.json``): a run's sessions all land in one split, chosen from a hash of the seed and
 the run id, so no run leaks across splits through its subagents; identical trajectories (same
 ``trajectory_sha256``) are written once.
@@ -28,167 +28,22 @@ import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
 
 import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from sessiongraph import __version__, dataset
-from sessiongraph.dataset import MESSAGE, SCHEMA_VERSION, TRAJECTORIES, arrow_type
+from sessiongraph.dataset import messages
+from sessiongraph.dataset import tables as dataset
+from sessiongraph.dataset.tables import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
+from sessiongraph.version import __version__
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
 FORMATS = ("parquet", "jsonl")
-MESSAGES = pl.List(MESSAGE)
 MANIFEST = "manifest.json"
-
-# Sessions whose every file holds text (ingested under full).
-_WITH_TEXT = """
-SELECT s.session_id FROM sessions s JOIN ingested_files f USING (source_path)
-GROUP BY s.session_id HAVING bool_and(f.privacy = 'full')
-"""
-
-_STEPS = """
-SELECT s.session_id, s.role, s.kind, s.call_id, s.tool, s.is_error, s.content_sha256, t.text, t.cut_chars
-FROM steps s
-LEFT JOIN texts t USING (source_path, session_id, seq)
-LEFT JOIN (SELECT source_path, min(started_at) AS started_at FROM sessions GROUP BY source_path) f USING (source_path)
-WHERE s.session_id IN ({with_text})
-ORDER BY s.session_id, f.started_at NULLS LAST, s.source_path, s.seq
-"""
-
-# The call that spawned or launched each session, and that call's step in its parent.
-_SPAWNS = """
-WITH sp AS (
-    SELECT m.session_id, m.parent_session_id, min(e.src_call_id) AS spawn_call_id
-    FROM run_sessions m
-    JOIN all_edges e ON e.dst = m.session_id AND e.src = m.parent_session_id AND e.kind = m.via
-    WHERE e.src_call_id IS NOT NULL
-    GROUP BY ALL
-)
-SELECT sp.session_id, sp.spawn_call_id, min(p.seq) AS spawn_seq
-FROM sp LEFT JOIN steps p
-       ON p.session_id = sp.parent_session_id AND p.call_id = sp.spawn_call_id AND p.kind = 'tool_call'
-GROUP BY ALL
-"""
-
-
-def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
-    """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
-    the ``_harness`` partition key."""
-    steps = store.query(_STEPS.format(with_text=_WITH_TEXT))
-    convo = _conversations(steps)
-    status = (
-        attempts.sort("session_id", "n")
-        .group_by("session_id", maintain_order=True)
-        .agg(pl.col("status").last(), pl.col("outcome_tier").last())
-    )
-    spawns = store.query(_SPAWNS)
-    return (
-        convo.join(sessions, on="session_id", how="left")
-        .join(status, on="session_id", how="left")
-        .join(spawns, on="session_id", how="left")
-    )
-
-
-def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
-    rows = []
-    acc: _Conversation | None = None
-    for step in steps.iter_rows(named=True):
-        if acc is None or step["session_id"] != acc.session_id:
-            if acc is not None:
-                rows.append(acc.row())
-            acc = _Conversation(step["session_id"])
-        acc.add(step)
-    if acc is not None:
-        rows.append(acc.row())
-    cols: dict[str, Any] = {
-        "session_id": pl.String,
-        "n_steps": pl.Int64,
-        "n_tool_calls": pl.Int64,
-        "n_errors": pl.Int64,
-        "cut_chars": pl.Int64,
-        "trajectory_sha256": pl.String,
-        "messages": MESSAGES,
-    }
-    return pl.DataFrame(rows, schema=pl.Schema(cols), orient="row")
-
-
-class _Conversation:
-    """Messages of one session, built step by step."""
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.messages: list[dict] = []
-        self.calls: set[str] = set()  # call ids an assistant message named
-        self.hash = hashlib.sha256()
-        self.n_steps = self.n_calls = self.n_errors = self.cut = 0
-
-    def add(self, step: dict) -> None:
-        role, kind, text = step["role"], step["kind"], step["text"]
-        self.n_steps += 1
-        self.cut += step["cut_chars"] or 0
-        self.hash.update(f"{role}\x1f{kind}\x1f{step['tool'] or ''}\x1f{step['content_sha256'] or ''}\n".encode())
-        if role == "assistant":
-            self._assistant(step)
-        elif kind == "tool_result" and step["call_id"] in self.calls:
-            self.n_errors += bool(step["is_error"])
-            self._append("tool", text, tool_call_id=step["call_id"], name=step["tool"])
-        elif kind == "tool_result":  # a command a person ran: its output is theirs to show
-            self.n_errors += bool(step["is_error"])
-            self._append("user", text)
-        else:
-            self._append("system" if role == "system" else "user", text)
-
-    def _assistant(self, step: dict) -> None:
-        last = self.messages[-1] if self.messages else None
-        if last is None or last["role"] != "assistant":
-            last = self._append("assistant", None)
-        text = step["text"]
-        if step["kind"] == "tool_call":
-            self.n_calls += 1
-            call_id = step["call_id"] or f"{self.session_id}#{self.n_steps}"
-            self.calls.add(call_id)
-            call = {"id": call_id, "type": "function", "function": {"name": step["tool"], "arguments": text}}
-            last["tool_calls"] = [*(last["tool_calls"] or []), call]
-        elif step["kind"] == "thinking":
-            last["reasoning_content"] = _join(last["reasoning_content"], text)
-        else:
-            last["content"] = _join(last["content"], text)
-
-    def _append(self, role: str, content: str | None, **extra) -> dict:
-        msg = {
-            "role": role,
-            "content": content,
-            "reasoning_content": None,
-            "tool_calls": None,
-            "tool_call_id": None,
-            "name": None,
-        }
-        msg.update(extra)
-        self.messages.append(msg)
-        return msg
-
-    def row(self) -> tuple:
-        return (
-            self.session_id,
-            self.n_steps,
-            self.n_calls,
-            self.n_errors,
-            self.cut,
-            self.hash.hexdigest(),
-            self.messages,
-        )
-
-
-def _join(a: str | None, b: str | None) -> str | None:
-    if a is None:
-        return b
-    return a if b is None else f"{a}\n{b}"
-
 
 # -- export trajectories --------------------------------------------------------------------------
 
@@ -241,7 +96,7 @@ def assign(key: str, split: dict[str, float], seed: int) -> str:
     return names[-1]
 
 
-def export(
+def export_trajectories(
     out: str | os.PathLike,
     *,
     db: str | None = None,
@@ -268,7 +123,7 @@ def export(
                 path=str(store.path),
             )
         sessions, attempts, _ = dataset.session_tables(store, Prices.load(prices))
-        rows = build(store, sessions, attempts)
+        rows = messages.build(store, sessions, attempts)
         with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
     summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed)

@@ -1,88 +1,47 @@
-"""Claude Code transcripts: ``~/.claude/projects/<key>/...jsonl`` in every subagent layout.
-
-One file yields the sessions it holds: a main transcript (plus, up to 2.0.27, the inline
-``isSidechain`` subagents inside it) or one subagent file (flat ``agent-<id>.jsonl`` beside the
-main transcript from ~2.0.28, nested ``<sessionId>/subagents/agent-<id>.jsonl`` from 2.1.2, with
-an optional ``agent-<id>.meta.json`` sidecar read as part of that file).
-
-**Copied history.** A plan hand-off ("accept plan and clear context") opens a new session whose
-file starts with a copy of the old one: up to 2.1.2x every record of the old session (same
-``uuid``s, ``sessionId`` rewritten to the new one), in later builds its last record only (old
-``sessionId`` kept); then the "Implement the following plan" prompt, a root ``user`` record
-(``parentUuid: null``) citing the old transcript's path. Records of another ``sessionId`` are
-copies as they are read; a cited hand-off prompt after records of the file's own session makes
-every line before it a copy. :meth:`_Parser.copied` is the one test every row goes through when
-the frames are built: copied lines are counted (``sessions.n_copied``, one ``foreign_record``
-diagnostic per run of copied lines, naming them) and kept out of usage, calls and file events, and the session starts at the prompt.
-
-Lines are decoded by msgspec into dicts holding only the fields the parser reads: message
-blocks (text, thinking, tool inputs and outputs) are kept undecoded (``msgspec.Raw``) until the
-step that hashes them (``ingest.steps``) reads them, once, and the ``toolUseResult`` sidecar only
-when a spawn, shell or Read result needs it.
-A line this decoder does not take as it is (not JSON, invalid UTF-8, a field of an unexpected
-type) goes through ``jsonl.decode_line`` (orjson), so diagnostics are those of the plain path,
-which ``SESSIONGRAPH_DECODE=plain`` (or ``DECODE = "plain"``) selects for every line. The frames
-are the same either way (tests/test_fast_decode.py) but for one case no Claude build writes: a
-number beyond a double's range in a field the parser never reads makes orjson reject the line,
-while msgspec skips it unchecked.
+"""Claude Code transcripts, record by record: :class:`_Parser` reads each record into the
+sessions, calls, usage and steps of the file and builds its frames; ``pairing`` pairs results with
+their calls and ``handoff`` tells copied history apart.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from datetime import datetime
-from typing import Any, TypedDict
 
-import msgspec
 import orjson
 
-from sessiongraph.ingest import copies, jsonl, resume
+from sessiongraph.ingest import copies, resume
+from sessiongraph.ingest.claude_code.decoding import (
+    _DATA,
+    FLAT_TYPES,
+    THREADED_TYPES,
+    UUID,
+    _block_text,
+    _paths,
+    _prompt_text,
+    _str,
+    _val,
+)
+from sessiongraph.ingest.claude_code.handoff import HANDOFF_CITE, _Handoff
+from sessiongraph.ingest.claude_code.pairing import _Pairing
+from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.files import read_bounded
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
-    decode_line,
-    decode_typed,
-    find_uuids,
+    file_size,
     json_type,
     parse_ts,
-    raw_value,
     string_literal,
     text_hash,
 )
-from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.steps import StepLog, json_content
 
-NAME = "claude-code"
-
-# Record types seen in transcripts from 1.x to 2.1.248 (harness-log-formats.md section 1.3).
-THREADED_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
-FLAT_TYPES = frozenset(
-    {
-        "summary",
-        "file-history-snapshot",
-        "queue-operation",
-        "ai-title",
-        "last-prompt",
-        "bridge-session",
-        "custom-title",
-        "agent-name",
-        "mode",
-        "permission-mode",
-        "atis-latch",
-        "frame-link",
-        "cost-state",
-        "file-history-delta",
-        "tag",
-        "pr-link",  # 2.1.x: the pull request a session opened (a link, no call or tokens)
-    }
-)
+NAME = "claude-code"  # the adapter's NAME (the package's __init__ gives it)
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task up to 2.1.62, Agent from 2.1.63
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell on Windows builds
@@ -100,218 +59,16 @@ FILE_TOOLS: dict[str, tuple[str, str, str]] = {
 SEARCH_TOOLS = frozenset({"Glob", "Grep"})
 
 AGENT_FILE = re.compile(r"^agent-(?P<id>.+)\.jsonl$")
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 UUID_STEM = re.compile(r"^" + UUID.pattern + r"$")
-# The Task/Agent result text ends "agentId: <id> (for resuming ...)"; nested results have only this.
-AGENT_ID_TAIL = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
-# A plan hand-off's first prompt ends "read the full transcript at: <dir>/<oldSessionId>.jsonl".
-HANDOFF_CITE = re.compile(r"read the full transcript at:?\s*\S*?(" + UUID.pattern + r")\.jsonl")
-MAX_OUTPUT_IDS = 20
 AGENT_KEY = "agent:"  # session key of inline sidechain records that carry their agentId
 WARMUP_PROMPT = "Warmup"  # 2.0.x pre-warm sidechains
 INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
 # User-role text the harness wrote, not the person: a background task's result, a local command's
 # output, a reminder. (A slash command the person typed, <command-name>, is their prompt.)
 HARNESS_TEXT = ("<task-notification>", "<local-command-stdout>", "<local-command-stderr>", "<system-reminder>")
-DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
 
-def detect(path: str, head: bytes) -> bool:
-    """A Claude transcript: its first conversation record carries ``sessionId``, or lacks it but
-    is Claude-shaped (``type`` user/assistant with a ``message`` object: logs trimmed or exported
-    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over."""
-    for rec in _head_records(head):
-        if not isinstance(rec, dict):
-            return False
-        if "payload" in rec or rec.get("type") == "session_meta":
-            return False
-        rtype = rec.get("type")
-        if isinstance(rec.get("sessionId"), str) and rtype in THREADED_TYPES | FLAT_TYPES:
-            return True
-        if rtype in FLAT_TYPES:
-            continue  # summary/snapshot lines come first; look at the next record
-        return rtype in ("user", "assistant") and "sessionId" not in rec and isinstance(rec.get("message"), dict)
-    return False
-
-
-def not_a_session(head: bytes) -> bool:
-    """A file of bookkeeping records only (Claude writes ``file-history-snapshot`` stubs): a
-    known non-session, skipped as ``no_session`` rather than reported as an unknown format."""
-    seen = False
-    for rec in _head_records(head):
-        if not isinstance(rec, dict) or rec.get("type") not in FLAT_TYPES or "payload" in rec:
-            return False
-        seen = True
-    return seen
-
-
-# Undecodable lines in a row after which a head is no JSON Lines at all (a pretty-printed JSON
-# file fails on every line): a transcript's head has at most a few broken lines, then records.
-MAX_BAD_HEAD_LINES = 8
-_NEVER_LAST = (b",", b"{", b"[", b":")
-
-
-def _head_records(head: bytes):
-    """The JSON values of ``head``'s lines; blank lines and a line that does not decode (the
-    head may end mid-line, a crash may have cut one) are passed over, up to
-    MAX_BAD_HEAD_LINES in a row."""
-    bad = 0
-    for raw in head.split(b"\n"):
-        line = raw.rstrip()
-        if not line:
-            continue
-        # A JSON text never ends so: a pretty-printed document's lines are known bad undecoded.
-        rec = _BAD if line.endswith(_NEVER_LAST) else _decode_or_bad(raw)
-        if rec is _BAD:
-            bad += 1
-            if bad == MAX_BAD_HEAD_LINES:
-                return
-            continue
-        bad = 0
-        yield rec
-
-
-_BAD = object()
-
-
-def _decode_or_bad(raw: bytes) -> object:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _BAD
-
-
-@dataclass(slots=True)
-class _Session:
-    key: str  # "" for the file's own session, a root uuid for an inline sidechain
-    first_ts: datetime | None = None
-    last_ts: datetime | None = None
-    n_records: int = 0
-    cwd: str | None = None
-    git_branch: str | None = None
-    version: str | None = None
-    entrypoint: str | None = None
-    slug: str | None = None
-    ancestor: str | None = None
-    # Only the first prompt's hash and whether it was the warm-up ping are kept: parser state
-    # may be stored in a checkpoint, and no prompt text may be.
-    first_prompt_hash: str | None = None
-    warmup: bool = False
-    models: Counter = field(default_factory=Counter)
-    parent_tool_use_id: str | None = None
-
-    def see(self, rec: dict, ts: datetime | None) -> None:
-        self.n_records += 1
-        if ts is not None:
-            self.first_ts = ts if self.first_ts is None or ts < self.first_ts else self.first_ts
-            self.last_ts = ts if self.last_ts is None or ts > self.last_ts else self.last_ts
-        self.cwd = self.cwd or as_str(rec.get("cwd"))
-        self.git_branch = self.git_branch or as_str(rec.get("gitBranch"))
-        self.version = self.version or as_str(rec.get("version"))
-        self.entrypoint = self.entrypoint or as_str(rec.get("entrypoint"))
-        self.slug = self.slug or as_str(rec.get("slug"))
-        snake = as_str(rec.get("session_id"))
-        if snake and snake != rec.get("sessionId"):
-            self.ancestor = self.ancestor or snake
-
-
-def parse(path: str) -> Frames:
-    return parse_from(path)[0]
-
-
-def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
-    """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
-    decode = decode_line if DECODE == "plain" else decode_fast
-    return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub, decode)
-
-
-# -- decoding --------------------------------------------------------------------------------
-# What the parser reads, as msgspec types. Fields whose JSON type the parser reports when it is
-# unexpected are typed strictly, so such a line is rejected and decoded by the plain path; the
-# others are Any (the parser checks them itself) or Raw (decoded by _val when needed).
-
-
-class _Data(TypedDict, total=False):  # progress record's data
-    type: Any
-    agentId: Any
-
-
-class _File(TypedDict, total=False):  # toolUseResult.file of a Read
-    filePath: Any
-
-
-class _Sidecar(TypedDict, total=False):  # toolUseResult
-    agentId: Any
-    stdout: Any
-    stderr: Any
-    file: msgspec.Raw
-
-
-class _Block(TypedDict, total=False):
-    type: Any
-    id: Any
-    name: Any
-    input: msgspec.Raw
-    tool_use_id: Any
-    is_error: Any
-    content: msgspec.Raw
-    text: msgspec.Raw
-    thinking: msgspec.Raw
-
-
-class _Message(TypedDict, total=False):
-    model: Any
-    id: Any
-    content: list[_Block] | str | None
-    usage: msgspec.Raw  # decoded by orjson in decode_fast
-
-
-class _Record(TypedDict, total=False):
-    type: str
-    sessionId: str | None
-    timestamp: Any
-    cwd: Any
-    gitBranch: Any
-    version: Any
-    entrypoint: Any
-    slug: Any
-    session_id: Any
-    isSidechain: Any
-    agentId: Any
-    uuid: Any
-    parentUuid: Any
-    requestId: Any
-    isMeta: Any
-    isCompactSummary: Any
-    parentToolUseID: Any
-    message: _Message | None
-    toolUseResult: msgspec.Raw
-    data: _Data | None  # agent ids of agent_progress: decoded here, the nested message skipped
-
-
-_RECORD = msgspec.json.Decoder(_Record)
-_DATA = msgspec.json.Decoder(_Data)
-_FILE = msgspec.json.Decoder(_File)
-_SIDECAR = msgspec.json.Decoder(_Sidecar)
-_val = raw_value
-
-
-def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
-    """``decode_line``'s record cut down to the fields the parser reads (see the module doc)."""
-    return decode_typed(raw, n, diags, _RECORD, _with_usage)
-
-
-def _with_usage(rec: dict) -> dict:
-    """The record with message.usage decoded as on the plain path, by orjson: msgspec would keep
-    an integer past 64 bits an int where orjson makes it a float (as_int treats them apart), and
-    one past a double's range must reject the line."""
-    msg = rec.get("message")
-    if msg is not None and "usage" in msg:
-        msg["usage"] = orjson.loads(memoryview(msg["usage"]))
-    return rec
-
-
-class _Parser:
+class _Parser(_Handoff, _Pairing):
     def __init__(self, path: str):
         self.path = path
         self.diags = Diagnostics(path, NAME)
@@ -434,24 +191,6 @@ class _Parser:
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
         self.last_own = n
-
-    def copied(self, line: int) -> bool:
-        """Whether the record on ``line`` is copied history (module doc): a record of another
-        sessionId (never fed further) or a line before a hand-off prompt. The one test every
-        frame row goes through."""
-        return line < self.copy_upto or any(first <= line <= last for first, last, *_ in self.copy_runs)
-
-    def _hand_off(self, n: int, rec: dict, cited: str) -> None:
-        """A cited hand-off prompt after records of this session: they were the old session's,
-        copied with the sessionId rewritten. The session starts again here."""
-        copied = sum(s.n_records for s in self.sessions.values()) - 1  # not the prompt itself
-        self.copy_runs.append([1, self.last_own, copied, cited])
-        self.copy_upto = n
-        self.continued_from = cited
-        self.open_spawns.clear()
-        self.sidechain_root.clear()
-        self.sessions = {"": _Session("")}
-        self.sessions[""].see(rec, parse_ts(rec.get("timestamp")))
 
     def _id_from_name(self, n: int) -> str:
         """The session id of records that carry none: the file's session if an earlier record
@@ -694,43 +433,6 @@ class _Parser:
                 role, kind = "user", "prompt"
             self._step(n, rec, ts, sess, role, kind, text)
 
-    def _place_sidechain(self, sess: _Session, prompt: str) -> None:
-        # Inline sidechains sit between their Task call and its result; the call whose prompt
-        # equals the sidechain's first prompt is its parent, else the latest unanswered one.
-        digest = text_hash(prompt)
-        for call_id in reversed(self.open_spawns):
-            if self.prompts.get(call_id) == digest:
-                sess.parent_tool_use_id = call_id
-                return
-
-    def _result(self, call: dict, ts, block: dict, sidecar: object) -> None:
-        call["ended_at"] = ts
-        call["is_error"] = block.get("is_error") is True
-        if call["call_id"] in self.open_spawns:
-            self.open_spawns.remove(call["call_id"])
-        # The result's text and sidecar are decoded only for the calls that read them.
-        if call["kind"] == "spawn":
-            sidecar = _val(sidecar, _SIDECAR)
-            agent = as_str(sidecar.get("agentId")) if isinstance(sidecar, dict) else None
-            if agent is None:
-                m = AGENT_ID_TAIL.search(_block_text(block))
-                agent = m.group(1) if m else None
-            call["result_agent_id"] = agent
-        elif call["kind"] == "shell":
-            sidecar = _val(sidecar, _SIDECAR)
-            texts = [_block_text(block)]
-            if isinstance(sidecar, dict):
-                # stdout is often the result text again: a copy adds no id, so it is not scanned
-                for s in (sidecar.get("stdout"), sidecar.get("stderr")):
-                    if isinstance(s, str) and s not in texts:
-                        texts.append(s)
-            call["output_ids"] = _output_ids(texts)
-        elif call["tool"] == "Read" and not call.get("paths"):
-            sidecar = _val(sidecar, _SIDECAR)
-            file = _val(sidecar.get("file"), _FILE) if isinstance(sidecar, dict) else None
-            if isinstance(file, dict):
-                call["paths"] = _paths(file.get("filePath"), call["cwd"])
-
     # -- building frames ---------------------------------------------------------------------
 
     def _frames(self) -> Frames:
@@ -817,7 +519,7 @@ class _Parser:
             "layout": "inline" if s.key else self.layout,
             "harness_version": s.version,
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "cwd": s.cwd,
             "git_branch": s.git_branch,
             "started_at": s.first_ts,
@@ -862,54 +564,3 @@ class _Parser:
             }
             for p in call["paths"]
         ]
-
-
-def _paths(value: object, cwd: str | None) -> list[str]:
-    if not isinstance(value, str):
-        return []
-    p = normalise(value, cwd)
-    return [p] if p else []
-
-
-def _prompt_text(content: object) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [_val(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        strs = [t for t in texts if isinstance(t, str)]
-        if texts and len(strs) == len(texts):
-            return "\n".join(strs)
-    return None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _block_text(block: dict) -> str:
-    content = block.get("content")
-    if type(content) is msgspec.Raw:  # decoded once: the step and the call's result both read it
-        content = block["content"] = _val(content)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
-
-
-def _output_ids(texts: list[str]) -> list[str]:
-    """The first MAX_OUTPUT_IDS distinct UUIDs (lower case) printed in ``texts``."""
-    ids: dict[str, None] = {}
-    for text in texts:
-        for found in find_uuids(text):
-            ids[found.lower()] = None
-            if len(ids) == MAX_OUTPUT_IDS:
-                return list(ids)
-    return list(ids)
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None

@@ -21,12 +21,11 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference.edges import EDGE_KINDS
-from sessiongraph.ingest.frames import USAGE_TOKENS
+from sessiongraph.ingest.frames import TIERS, USAGE_TOKENS
 from sessiongraph.pricing import FREE, Prices, usd_sum
-from sessiongraph.show import RunGraph, run_graph
 from sessiongraph.store import Store
+from sessiongraph.views.show import RunGraph, run_graph
 
-TIERS: tuple[str, ...] = ("verified", "heuristic", "reported")
 # Fixed colour slots (hc-N in the CSS) so a harness looks the same on every page; others take the rest.
 HARNESS_SLOTS = {"claude-code": 0, "codex": 1, "gemini-cli": 2, "pi": 3, "omp": 4, "opencode": 5, "ocp": 6}
 N_SLOTS = 10
@@ -45,7 +44,7 @@ STREAMS = (
 
 
 def asset(name: str) -> str:
-    return resources.files("sessiongraph").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("sessiongraph.views").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def esc(value: object) -> str:

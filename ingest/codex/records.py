@@ -1,27 +1,6 @@
-"""Codex CLI rollouts (``$CODEX_HOME/sessions/**/rollout-*.jsonl``) -> frames.
-
-One file is one thread. Both layouts parse here: envelope lines ``{timestamp, type, payload}``
-(codex-rs >= ~0.39) and the older pre-envelope file (bare header line, ``record_type: state``
-markers, bare response items without timestamps).
-
-**Copied history.** A forked thread (a sub-agent spawned with a forked context, or ``codex fork``)
-starts its rollout with its own ``session_meta``, then the parent's ``session_meta`` and a replay
-of the parent's history up to the fork: messages, calls and outputs, ``token_count`` events
-(cumulative totals that go on from the parent's), all re-stamped at the fork time or kept with
-their old times. The replay is the parent's: :meth:`_Rollout.copied` is the one place that says
-whether a record is part of it, and a copied record is counted (``sessions.n_copied``, one
-``foreign_record`` diagnostic naming its lines) and kept out of every frame. Its ``token_count``
-totals still set the baseline the child's own totals are counted from (unless the child's first
-own count starts again from zero, as multi-agent v2 children's do). The replay starts at a ``session_meta``
-naming another thread and ends at the first turn the child itself starts: a ``task_started`` or
-``turn_context`` whose ``turn_id`` (a UUIDv7, like thread ids) is not older than the child's own
-thread id. Without UUIDv7 ids to compare, a turn that starts at least ``REPLAY_GAP`` after the
-last copied record ends it (a re-stamped replay is written in one burst).
-
-Lines are decoded by msgspec into dicts of the fields the parser reads (``jsonl.decode_typed``):
-reasoning, instructions and assistant text are skipped, message text and command output are kept
-undecoded until read. ``SESSIONGRAPH_DECODE=plain`` decodes every line whole with orjson; the
-frames are the same either way (tests/test_fast_decode.py).
+"""Codex rollouts, record by record: :class:`_Rollout` reads each envelope record (or bare
+pre-envelope item) into calls, file events, usage and steps; ``pairing`` pairs results with their
+calls and ``replay`` tells copied history apart.
 """
 
 from __future__ import annotations
@@ -29,22 +8,28 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from datetime import datetime, timedelta
-from typing import Any, TypedDict
-from uuid import UUID
+from datetime import datetime
 
-import msgspec
 import orjson
 
-from sessiongraph.ingest import copies, jsonl, resume
+from sessiongraph.ingest import apply_patch, copies, resume
+from sessiongraph.ingest.codex.decoding import ENVELOPE_KINDS, IGNORED_KINDS, _texts
+from sessiongraph.ingest.codex.pairing import (
+    PENDING,
+    AgentStarted,
+    ExecEnd,
+    Output,
+    PatchEnd,
+    SpawnEnd,
+    _output_parts,
+    _Pairing,
+)
+from sessiongraph.ingest.codex.replay import _Replay
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_int,
     as_str,
-    decode_line,
-    decode_typed,
-    find_uuids,
     json_type,
     parse_ts,
     raw_value,
@@ -52,15 +37,10 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.ingest.steps import StepLog, json_content
 
-NAME = "codex"
+NAME = "codex"  # the adapter's NAME (the package's __init__ gives it)
 
-# RolloutItem kinds (codex-rs protocol.rs, late 2025), and those of the 0.14x multi-agent builds,
-# read and ignored: inter-agent messages and world-state snapshots carry no call, token or file.
-ENVELOPE_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-IGNORED_KINDS = frozenset({"inter_agent_communication", "inter_agent_communication_metadata", "world_state"})
 # response_item payload types: spec 2.4, codex-rs core/src/rollout/policy.rs (late 2025) and
 # the corpus (0.125.0, 0.128.0-alpha.1).
 KNOWN_RESPONSE_ITEMS = frozenset(
@@ -148,131 +128,6 @@ TOOL_KINDS = {
 }
 # argv[0] of `[sh, -lc, SCRIPT]` wrappers whose script is the real command.
 WRAPPER_SHELLS = frozenset({"bash", "zsh", "sh"})
-# Keys of a spawn_agent output object naming the child thread, first found wins (0.12x-0.14x).
-SPAWN_RESULT_KEYS = ("agent_id", "new_thread_id", "thread_id")
-# patch_apply_end change type (codex-rs FileChange) -> file op.
-CHANGE_OPS = {"add": "write", "update": "write", "delete": "delete"}
-# apply_patch text headers (codex apply-patch grammar) -> file op; "Move to" renames.
-PATCH_OPS = {"Add File": "write", "Update File": "write", "Delete File": "delete"}
-
-# Output headers: "Exit code: N" (shell_command, unified exec) / "Process exited with code N".
-_EXIT = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)", re.M)
-_PROC = re.compile(r"^Process running with session ID (\d+)", re.M)
-_PROC_TEXT = "Process running with session ID "
-_PATCH_LINE = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
-_META_TYPE = re.compile(rb'"type"\s*:\s*"session_meta"')
-_META_PAYLOAD = re.compile(rb'"payload"\s*:\s*\{')
-_LEGACY_HEAD = re.compile(rb'^\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
-_MAX_IDS = 20
-REPLAY_GAP = timedelta(milliseconds=250)
-
-
-def detect(path: str, head: bytes) -> bool:
-    """True when ``head`` starts like a Codex rollout (envelope or pre-envelope header)."""
-    try:
-        return _detect(head)
-    except Exception:  # noqa: BLE001 - detection must never break a scan
-        return False
-
-
-def _detect(head: bytes) -> bool:
-    first, newline, rest = head.removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
-    if not first.startswith(b"{"):
-        return False
-    if newline:
-        try:
-            obj = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            obj = None  # e.g. invalid UTF-8 in the header: fall back to the byte checks
-        if isinstance(obj, dict):
-            if obj.get("type") == "session_meta":
-                return isinstance(obj.get("payload"), dict)
-            if obj.get("type") in ENVELOPE_KINDS and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
-                return True  # session_meta missing or later in the file (trimmed, exported)
-            legacy = "type" not in obj and isinstance(obj.get("id"), str) and "timestamp" in obj
-            return legacy and ("instructions" in obj or b'"record_type"' in rest[:200])
-    # The header did not fit in head (long base_instructions): look at its opening bytes.
-    prefix = first[:1024]
-    kind, payload = _META_TYPE.search(prefix), _META_PAYLOAD.search(prefix)
-    if kind and payload and kind.start() < payload.start():
-        return True
-    return bool(_LEGACY_HEAD.match(prefix))
-
-
-def parse(path: str) -> Frames:
-    """Parse one rollout; bad input becomes diagnostics rows, never an exception."""
-    return parse_from(path)[0]
-
-
-def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> tuple[Frames, Checkpoint | None]:
-    """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
-    decode = decode_line if DECODE == "plain" else decode_fast
-    return resume.parse(path, _Rollout, _Rollout.restore, checkpoint, scrub, decode)
-
-
-# -- decoding --------------------------------------------------------------------------------
-# What the parser reads, as msgspec types (jsonl.decode_typed). A field whose JSON type the parser
-# may report is typed strictly (another type sends the line to the plain path) or kept Raw and
-# decoded by orjson when read, as are numbers it checks by type (spawn depth, token counts):
-# msgspec keeps an integer past 64 bits an int where orjson makes it a float.
-
-DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
-
-
-class _Fields(TypedDict, total=False):
-    """Payload keys (and the top-level keys of pre-envelope headers and bare items)."""
-
-    type: str | None
-    id: str | None
-    timestamp: str | None
-    cwd: Any
-    model: Any
-    role: Any
-    content: msgspec.Raw  # read for the first user message and for steps
-    summary: msgspec.Raw  # reasoning summary: a step's text
-    name: Any
-    arguments: str | None
-    call_id: Any
-    output: msgspec.Raw  # a step's text, hashed as logged; decoded for the output facts
-    input: str | None
-    action: msgspec.Raw  # local_shell_call: read through _ACTION; any call's step text
-    message: msgspec.Raw  # read for the first user_message only, and a compaction's text
-    info: msgspec.Raw
-    exit_code: Any  # _exit_code keeps only exit codes (a number past 64 bits is no exit code either way)
-    aggregated_output: msgspec.Raw  # scanned for ids when the call may own them
-    stdout: msgspec.Raw
-    stderr: msgspec.Raw
-    parsed_cmd: msgspec.Raw
-    success: Any
-    changes: msgspec.Raw
-    new_thread_id: Any
-    turn_id: Any  # turn_context / task_started: where a forked child's own history begins
-    kind: Any  # sub_agent_activity
-    event_id: Any
-    agent_thread_id: Any
-    # session_meta and the pre-envelope header
-    git: Any
-    source: msgspec.Raw
-    originator: Any
-    cli_version: Any
-    parent_thread_id: Any
-    agent_role: Any
-    forked_from_id: Any
-    session_id: Any
-
-
-class _Record(_Fields, total=False):
-    payload: _Fields | None
-    record_type: Any
-
-
-_RECORD = msgspec.json.Decoder(_Record)
-
-
-def decode_fast(raw: bytes, n: int, diags: Diagnostics) -> dict | None:
-    """``decode_line``'s record cut down to the fields the parser reads."""
-    return decode_typed(raw, n, diags, _RECORD)
-
 
 _ROLLOUT_ID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
 
@@ -282,13 +137,6 @@ def _id_from_name(path: str) -> str:
     name = os.path.basename(path)
     m = _ROLLOUT_ID.search(name)
     return m.group(1).lower() if m else name.removesuffix(".jsonl")
-
-
-def _texts(value: object) -> str | None:
-    """A string, or the joined ``text`` of content items ``[{type, text}, ...]``."""
-    if isinstance(value, list):
-        return "\n".join(i["text"] for i in value if isinstance(i, dict) and isinstance(i.get("text"), str))
-    return value if isinstance(value, str) else None
 
 
 def _command_text(value: object) -> str | None:
@@ -304,87 +152,8 @@ def _command_text(value: object) -> str | None:
 
 
 def _patch_ops(text: str, cwd: str | None) -> list[tuple[str, str]]:
-    """(path, op) pairs an apply_patch text names; a move deletes the old path."""
-    ops: list[tuple[str, str]] = []
-    for m in _PATCH_LINE.finditer(text):
-        path = normalise(m.group(2), cwd)
-        if path and m.group(1) == "Move to":
-            if ops:  # the moved file is the one the preceding Update names
-                ops[-1] = (ops[-1][0], "delete")
-            ops.append((path, "write"))
-        elif path:
-            ops.append((path, PATCH_OPS[m.group(1)]))
-    return ops
-
-
-def _output_parts(value: object) -> tuple[str | None, dict | None]:
-    """(text, JSON object) of a tool output: plain text, a JSON-encoded object or items."""
-    obj = value if isinstance(value, dict) else None
-    if isinstance(value, str) and value.startswith("{"):
-        try:
-            parsed = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            parsed = None
-        obj = parsed if isinstance(parsed, dict) else None
-    if obj is not None:  # {"output": ..., "metadata": {"exit_code": ...}} and agent ids
-        return _texts(obj.get("output", obj.get("content"))), obj
-    return _texts(value), None
-
-
-def _header(text: str) -> str:
-    """What precedes a unified-exec output's ``Output:`` line (all of it when there is none)."""
-    cut = text.find("\nOutput:")
-    return text if cut < 0 else text[:cut]
-
-
-def _exit_from(text: str | None, obj: dict | None) -> int | None:
-    meta = obj.get("metadata") if obj else None
-    if isinstance(meta, dict) and (code := _exit_code(meta.get("exit_code"))) is not None:
-        return code
-    m = _EXIT.search(_header(text)[:1000]) if text else None
-    return int(m.group(1)) if m else None
-
-
-def _exit_code(value: object) -> int | None:
-    """An exit code: an integer in the store's INTEGER range (anything else is none)."""
-    return value if type(value) is int and -(2**31) <= value < 2**31 else None
-
-
-def _first_ids(texts: list[str]) -> list[str]:
-    """The first _MAX_IDS distinct UUIDs (lowercased) in ``texts``. A call keeps the first
-    _MAX_IDS of all its outputs' ids, so an id past that in any one text can never count."""
-    found: dict[str, None] = {}
-    for text in texts:
-        for uuid in find_uuids(text, bounded=True):
-            found[uuid.lower()] = None
-            if len(found) == _MAX_IDS:
-                return list(found)
-    return list(found)
-
-
-def _change_facts(raw: object) -> list[tuple] | str | None:
-    """patch_apply_end ``changes`` without the diffs: (path, op or None, JSON type of the change
-    ``type``, move path) per change; the JSON type of ``changes`` when it is not an object."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        return json_type(raw)  # reported when the event is paired with its call
-    facts = []
-    for key, val in raw.items():
-        kind = val.get("type") if isinstance(val, dict) else None
-        move = val.get("move_path") if isinstance(val, dict) else None
-        op = CHANGE_OPS.get(kind) if isinstance(kind, str) else None
-        facts.append((key, op, json_type(kind), as_str(move)))
-    return facts
-
-
-def _v7_ms(value: str | None) -> int | None:
-    """The millisecond timestamp a UUIDv7 carries (thread and turn ids), else None."""
-    try:
-        u = UUID(value) if value else None
-    except ValueError:
-        return None
-    return u.int >> 80 if u is not None and u.version == 7 else None
+    """(path, op) pairs an apply_patch text names (``ingest.apply_patch``), resolved against ``cwd``."""
+    return apply_patch.file_ops(text, lambda path: normalise(path, cwd))
 
 
 def _identity(m: dict) -> dict:
@@ -429,13 +198,9 @@ def _identity(m: dict) -> dict:
     }
 
 
-class _Rollout:
-    """One parse: identity, the current turn, calls keyed by call_id and what results said.
-
-    Results are paired with their calls only in :meth:`frames` (an output may come before its
-    call, end events override outputs), so each is kept as the few facts pairing needs, read
-    when the record is: outputs are most of a rollout's bytes, and parser state may be stored.
-    """
+class _Rollout(_Replay, _Pairing):
+    """One parse: identity, the current turn, calls keyed by call_id and what results said
+    (paired with their calls only in :meth:`frames`: ``pairing``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -455,8 +220,12 @@ class _Rollout:
         self.by_id: dict[str, int] = {}  # call_id -> index in calls (ids stay valid in state)
         self.patch_text: dict[int, list[tuple[str, str]]] = {}  # call index -> ops from its text
         self.stdin_proc: dict[str, str] = {}  # write_stdin call_id -> unified-exec process id
-        self.outputs: list[tuple] = []  # _output_facts, in file order
-        self.ends: list[tuple] = []  # _end_facts, paired after the outputs (they win)
+        # Results, one list per kind, in file order; the end events are paired after the outputs (they win).
+        self.outputs: list[Output] = []
+        self.exec_ends: list[ExecEnd] = []
+        self.patch_ends: list[PatchEnd] = []
+        self.spawn_ends: list[SpawnEnd] = []
+        self.agent_starts: list[AgentStarted] = []
         self.events: list[dict] = []
         self.usage: list[dict] = []
         self.max_total = 0
@@ -490,7 +259,10 @@ class _Rollout:
         "patch_text",
         "stdin_proc",
         "outputs",
-        "ends",
+        "exec_ends",
+        "patch_ends",
+        "spawn_ends",
+        "agent_starts",
         "events",
         "usage",
         "max_total",
@@ -505,11 +277,16 @@ class _Rollout:
     )
 
     def state(self) -> dict:
-        return {**resume.save_fields(self, self._STATE), "steps": self.steps.state()}
+        out = resume.save_fields(self, self._STATE)
+        for name in PENDING:
+            out[name] = [tuple(row) for row in out[name]]
+        return {**out, "steps": self.steps.state()}
 
     @classmethod
     def restore(cls, path: str, state: dict) -> _Rollout:
         parser = resume.load_fields(cls(path), cls._STATE, state)
+        for name, kind in PENDING.items():
+            setattr(parser, name, [kind(*row) for row in state[name]])
         parser.steps = StepLog.restore(state["steps"])
         return parser
 
@@ -598,38 +375,6 @@ class _Rollout:
             self._event(p, ts, n)
         elif kind == "compacted":
             self.steps.add(0, n, ts, "system", "compaction", as_str(raw_value(p.get("message"))))
-
-    def copied(self, kind: object, p: object, raw_ts: object) -> bool:
-        """Whether this envelope record is part of a replayed parent history (module doc): the
-        single decision every frame row of this file goes through."""
-        if self.meta is None or not isinstance(p, dict):
-            return False
-        if kind == "session_meta":
-            other = as_str(p.get("id"))
-            if other and other != self.meta["native_id"]:
-                self.copy_of = other
-                self.copy_last_ts = parse_ts(raw_ts)
-                return True
-            return self.copy_of is not None
-        if self.copy_of is None:
-            return False
-        ts = parse_ts(raw_ts)
-        starts_turn = kind == "turn_context" or (kind == "event_msg" and p.get("type") == "task_started")
-        if starts_turn and self._own_turn(as_str(p.get("turn_id")), ts):
-            self.copy_of = None
-            self.fresh_counter = True
-            return False
-        if ts is not None:
-            self.copy_last_ts = ts
-        return True
-
-    def _own_turn(self, turn_id: str | None, ts) -> bool:
-        """Whether a turn starting in a replay is the thread's own first turn."""
-        assert self.meta is not None  # copied() returns early without a header
-        own, turn = _v7_ms(self.meta["native_id"]), _v7_ms(turn_id)
-        if own is not None and turn is not None:
-            return turn >= own
-        return ts is not None and self.copy_last_ts is not None and ts - self.copy_last_ts >= REPLAY_GAP
 
     def _ts(self, rec: dict, n: int):
         raw = rec.get("timestamp")
@@ -780,48 +525,6 @@ class _Rollout:
         self.patch_text[len(self.calls) - 1] = ops = _patch_ops(text, row["cwd"])
         row["paths"] = list(dict.fromkeys(path for path, _ in ops))
 
-    def _may_own_ids(self, call_id: str | None) -> bool:
-        """Whether a result's UUIDs may end up in a call's output_ids. Only a call already known
-        not to be a shell call (nor a write_stdin poll of one) rules that out; the scan is the
-        costly part of reading an output."""
-        i = self.by_id.get(call_id) if call_id else None
-        return i is None or self.calls[i]["kind"] == "shell" or self.calls[i]["tool"] == "write_stdin"
-
-    def _output_facts(self, p: dict, ts, n: int) -> tuple:
-        """(call_id, ts, line, JSON type of an unusable output, exit code, unified-exec process
-        ids, output ids, spawn agent ids or None when the output is no JSON object).
-
-        Whose they are is settled when pairing, which may put them on a write_stdin poll's exec
-        call."""
-        call_id, value = as_str(p.get("call_id")), raw_value(p.get("output"))
-        text, obj = _output_parts(value)
-        bad = json_type(value) if text is None and obj is None else None
-        # A substring test first: the anchored pattern would be tried at every line of the output.
-        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text and _PROC_TEXT in text else []
-        ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
-        agents = None
-        if obj:  # any JSON object answers a spawn, with or without an agent id
-            agents = [obj[k] for k in SPAWN_RESULT_KEYS if isinstance(obj.get(k), str)][:1]
-        return (call_id, ts, n, bad, _exit_from(text, obj), procs, ids, agents)
-
-    def _end_facts(self, t: str, p: dict, ts, n: int) -> tuple:
-        """(type, call_id, ts, line, a, b) with (a, b) = (exit code, output ids) for
-        exec_command_end, (success, _change_facts) for patch_apply_end and (new thread id, None)
-        for collab_agent_spawn_end."""
-        call_id = as_str(p.get("call_id"))
-        if t == "exec_command_end":
-            code = _exit_code(p.get("exit_code"))
-            ids = []
-            if self._may_own_ids(call_id):
-                outs = [raw_value(p.get(k)) for k in ("aggregated_output", "stdout", "stderr")]
-                ids = _first_ids([o for o in outs if isinstance(o, str)])
-            return (t, call_id, ts, n, code, ids)
-        if t == "patch_apply_end":
-            ok = p.get("success")
-            changes = _change_facts(raw_value(p.get("changes")))
-            return (t, call_id, ts, n, ok if isinstance(ok, bool) else None, changes)
-        return (t, call_id, ts, n, as_str(p.get("new_thread_id")), None)
-
     def _event(self, p: dict, ts, n: int) -> None:
         t = p.get("type")
         if not isinstance(t, str) or t not in KNOWN_EVENTS:
@@ -833,14 +536,15 @@ class _Rollout:
             self.steps.add(0, n, ts, "user", "interrupt", None)
         elif t == "user_message" and self.prompt_hash is None and isinstance(msg := raw_value(p.get("message")), str):
             self.prompt_hash = text_hash(msg) if msg else ""
-        elif t in ("exec_command_end", "patch_apply_end", "collab_agent_spawn_end"):
-            self.ends.append(self._end_facts(t, p, ts, n))
-            if t == "exec_command_end":
-                self._reads(p, ts, n)
+        elif t == "exec_command_end":
+            self.exec_ends.append(self._exec_end(p, ts, n))
+            self._reads(p, ts, n)
+        elif t == "patch_apply_end":
+            self.patch_ends.append(self._patch_end(p, ts, n))
+        elif t == "collab_agent_spawn_end":
+            self.spawn_ends.append(SpawnEnd(as_str(p.get("call_id")), ts, n, as_str(p.get("new_thread_id"))))
         elif t == "sub_agent_activity" and p.get("kind") == "started":
-            # 0.14x multi-agent: the spawn_agent output names only a task path; this event ties
-            # the call (event_id) to the child thread (agent_thread_id).
-            self.ends.append((t, as_str(p.get("event_id")), ts, n, as_str(p.get("agent_thread_id")), None))
+            self.agent_starts.append(AgentStarted(as_str(p.get("event_id")), ts, n, as_str(p.get("agent_thread_id"))))
 
     def _reads(self, p: dict, ts, n: int) -> None:
         """The harness's own parse of the command: its `read` items are reported reads."""
@@ -855,20 +559,6 @@ class _Rollout:
                 if path and path not in seen:
                     seen.add(path)
                     self._file_event(as_str(p.get("call_id")), ts, path, "read", "parsed_cmd", "reported", n)
-
-    def _file_event(self, call_id, ts, path, op, how, tier, line) -> None:
-        self.events.append(
-            {
-                "call_id": call_id,
-                "ts": ts,
-                "path": path,
-                "op": op,
-                "how": how,
-                "tier": tier,
-                "source_path": self.path,
-                "line": line,
-            }
-        )
 
     def _tokens(self, p: dict, ts, n: int, copied: bool = False) -> None:
         """A cumulative count becomes the difference from the last one. A copied count (a
@@ -935,101 +625,6 @@ class _Rollout:
                 "line": n,
             }
         )
-
-    # -- pairing results with calls --------------------------------------------------------------
-
-    def _pair(self) -> None:
-        ids: dict[int, list[str]] = {}  # call index -> ids its results printed
-        running = self._pair_outputs(ids)
-        applied = self._pair_ends(ids)
-        for i, row in enumerate(self.calls):
-            if row["kind"] == "shell":
-                row["output_ids"] = list(dict.fromkeys(ids.get(i, [])))[:_MAX_IDS]
-                # Its result came back with the process still running and no exit was ever
-                # seen: it went on in the background (what it started may start later).
-                if i in running and row.get("exit_code") is None:
-                    row["run_in_background"] = True
-            if row.get("is_error") is None and row.get("exit_code") is not None:
-                row["is_error"] = row["exit_code"] != 0
-            if row["kind"] == "patch":
-                self._patch_events(i, applied.get(i))
-
-    def _pair_outputs(self, ids: dict[int, list[str]]) -> set[int]:
-        """Pairs outputs with calls; returns the shell calls an output left running."""
-        procs: dict[str, int] = {}  # unified-exec process id -> index of the exec_command running it
-        # File order, so process ids map correctly.
-        for call_id, ts, n, bad, code, proc_ids, out_ids, agents in self.outputs:
-            if bad is not None:
-                self.diags.add("wrong_type", n, f"output: {bad}")
-            i = self.by_id.get(call_id) if call_id else None
-            if i is None:
-                self.diags.add("unmatched_result", n, "output names no call of this file")
-                continue
-            row = self.calls[i]
-            row["ended_at"] = ts
-            owner: int | None = i
-            if row["tool"] == "write_stdin":  # a poll reports on the exec call's process
-                owner = procs.get(self.stdin_proc.get(call_id, ""))
-            if owner is not None and (own := self.calls[owner])["kind"] in ("shell", "patch"):
-                if code is not None:  # a write_stdin poll that saw the exit ends its exec call
-                    own["exit_code"], own["ended_at"] = code, ts
-                if own["kind"] == "shell":
-                    ids.setdefault(owner, []).extend(out_ids)
-                    for proc in proc_ids:
-                        procs[proc] = owner
-            if row["kind"] == "spawn" and agents is not None:
-                row["result_agent_id"] = agents[0] if agents else None
-        return set(procs.values())
-
-    def _pair_ends(self, ids: dict[int, list[str]]) -> dict[int, tuple]:
-        """End events override what outputs said; returns call index -> (ops, ts, line) of its
-        last patch_apply_end."""
-        applied: dict[int, tuple] = {}
-        for t, call_id, ts, n, a, b in self.ends:
-            i = self.by_id.get(call_id) if call_id else None
-            if i is None:
-                continue  # e.g. a user `!cmd` shell command: no model call to attach to
-            row = self.calls[i]
-            if t != "sub_agent_activity":  # the child starting is not the call ending
-                row["ended_at"] = ts
-            if t == "exec_command_end":
-                if a is not None:
-                    row["exit_code"] = a
-                ids.setdefault(i, []).extend(b)
-            elif t == "patch_apply_end":
-                if a is not None:
-                    row["is_error"] = not a
-                applied[i] = (self._changes(b, row["cwd"], n), ts, n)
-            elif a is not None:
-                row["result_agent_id"] = a
-        return applied
-
-    def _changes(self, facts: list[tuple] | str | None, cwd: str | None, n: int) -> list[tuple[str, str]] | None:
-        """(path, op) pairs of a patch_apply_end's _change_facts; a move deletes the old path."""
-        if facts is None or isinstance(facts, str):
-            if facts is not None:
-                self.diags.add("wrong_type", n, f"patch_apply_end.changes: {facts}")
-            return None
-        ops: list[tuple[str, str]] = []
-        for key, op, kind, move in facts:
-            path = normalise(key, cwd)
-            if op is None:
-                self.diags.add("wrong_type", n, f"patch_apply_end.changes[].type: {kind}")
-            move = normalise(move, cwd) if move is not None else None
-            if op and path:
-                ops += [(path, "delete"), (move, "write")] if move else [(path, op)]
-        return ops
-
-    def _patch_events(self, i: int, applied: tuple | None) -> None:
-        row = self.calls[i]
-        if applied is not None and applied[0] is not None:
-            ops, ts, line = applied
-            row["paths"] = list(dict.fromkeys(row["paths"] + [path for path, _ in ops]))
-        else:
-            ops, ts, line = self.patch_text.get(i, []), row["started_at"], row["line"]
-        if not row.get("is_error"):  # a failed patch changed nothing we can vouch for
-            for path, op in ops:
-                self._file_event(row["call_id"], ts, path, op, "apply_patch", "verified", line)
 
     def _session_row(self, native: str) -> dict:
         ident = dict(self.meta or {})

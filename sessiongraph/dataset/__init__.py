@@ -1,0 +1,2 @@
+"""The Parquet dataset: the tables declared and built (``tables``), written, read and loaded
+(``parquet``), and the training splits (``trajectories``)."""

@@ -1,0 +1,172 @@
+"""Each session's steps as a conversation a trainer loads directly: the ``messages`` (and counts)
+of the dataset's ``trajectories`` table, which ``sessiongraph.dataset.trajectories`` writes as
+training splits; its module docstring says how steps map onto messages."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import polars as pl
+
+from sessiongraph.store import Store
+
+# A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
+TOOL_CALL = pl.Struct(
+    {"id": pl.String, "type": pl.String, "function": pl.Struct({"name": pl.String, "arguments": pl.String})}
+)
+MESSAGE = pl.Struct(
+    {
+        "role": pl.String,
+        "content": pl.String,
+        "reasoning_content": pl.String,
+        "tool_calls": pl.List(TOOL_CALL),
+        "tool_call_id": pl.String,
+        "name": pl.String,
+    }
+)
+MESSAGES = pl.List(MESSAGE)
+
+# Sessions whose every file holds text (ingested under full).
+_WITH_TEXT = """
+SELECT s.session_id FROM sessions s JOIN ingested_files f USING (source_path)
+GROUP BY s.session_id HAVING bool_and(f.privacy = 'full')
+"""
+
+_STEPS = """
+SELECT s.session_id, s.role, s.kind, s.call_id, s.tool, s.is_error, s.content_sha256, t.text, t.cut_chars
+FROM steps s
+LEFT JOIN texts t USING (source_path, session_id, seq)
+LEFT JOIN (SELECT source_path, min(started_at) AS started_at FROM sessions GROUP BY source_path) f USING (source_path)
+WHERE s.session_id IN ({with_text})
+ORDER BY s.session_id, f.started_at NULLS LAST, s.source_path, s.seq
+"""
+
+# The call that spawned or launched each session, and that call's step in its parent.
+_SPAWNS = """
+WITH sp AS (
+    SELECT m.session_id, m.parent_session_id, min(e.src_call_id) AS spawn_call_id
+    FROM run_sessions m
+    JOIN all_edges e ON e.dst = m.session_id AND e.src = m.parent_session_id AND e.kind = m.via
+    WHERE e.src_call_id IS NOT NULL
+    GROUP BY ALL
+)
+SELECT sp.session_id, sp.spawn_call_id, min(p.seq) AS spawn_seq
+FROM sp LEFT JOIN steps p
+       ON p.session_id = sp.parent_session_id AND p.call_id = sp.spawn_call_id AND p.kind = 'tool_call'
+GROUP BY ALL
+"""
+
+
+def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
+    """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
+    the ``_harness`` partition key."""
+    steps = store.query(_STEPS.format(with_text=_WITH_TEXT))
+    convo = _conversations(steps)
+    status = (
+        attempts.sort("session_id", "n")
+        .group_by("session_id", maintain_order=True)
+        .agg(pl.col("status").last(), pl.col("outcome_tier").last())
+    )
+    spawns = store.query(_SPAWNS)
+    return (
+        convo.join(sessions, on="session_id", how="left")
+        .join(status, on="session_id", how="left")
+        .join(spawns, on="session_id", how="left")
+    )
+
+
+def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
+    rows = []
+    acc: _Conversation | None = None
+    for step in steps.iter_rows(named=True):
+        if acc is None or step["session_id"] != acc.session_id:
+            if acc is not None:
+                rows.append(acc.row())
+            acc = _Conversation(step["session_id"])
+        acc.add(step)
+    if acc is not None:
+        rows.append(acc.row())
+    cols: dict[str, Any] = {
+        "session_id": pl.String,
+        "n_steps": pl.Int64,
+        "n_tool_calls": pl.Int64,
+        "n_errors": pl.Int64,
+        "cut_chars": pl.Int64,
+        "trajectory_sha256": pl.String,
+        "messages": MESSAGES,
+    }
+    return pl.DataFrame(rows, schema=pl.Schema(cols), orient="row")
+
+
+class _Conversation:
+    """Messages of one session, built step by step."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.messages: list[dict] = []
+        self.calls: set[str] = set()  # call ids an assistant message named
+        self.hash = hashlib.sha256()
+        self.n_steps = self.n_calls = self.n_errors = self.cut = 0
+
+    def add(self, step: dict) -> None:
+        role, kind, text = step["role"], step["kind"], step["text"]
+        self.n_steps += 1
+        self.cut += step["cut_chars"] or 0
+        self.hash.update(f"{role}\x1f{kind}\x1f{step['tool'] or ''}\x1f{step['content_sha256'] or ''}\n".encode())
+        if role == "assistant":
+            self._assistant(step)
+        elif kind == "tool_result" and step["call_id"] in self.calls:
+            self.n_errors += bool(step["is_error"])
+            self._append("tool", text, tool_call_id=step["call_id"], name=step["tool"])
+        elif kind == "tool_result":  # a command a person ran: its output is theirs to show
+            self.n_errors += bool(step["is_error"])
+            self._append("user", text)
+        else:
+            self._append("system" if role == "system" else "user", text)
+
+    def _assistant(self, step: dict) -> None:
+        last = self.messages[-1] if self.messages else None
+        if last is None or last["role"] != "assistant":
+            last = self._append("assistant", None)
+        text = step["text"]
+        if step["kind"] == "tool_call":
+            self.n_calls += 1
+            call_id = step["call_id"] or f"{self.session_id}#{self.n_steps}"
+            self.calls.add(call_id)
+            call = {"id": call_id, "type": "function", "function": {"name": step["tool"], "arguments": text}}
+            last["tool_calls"] = [*(last["tool_calls"] or []), call]
+        elif step["kind"] == "thinking":
+            last["reasoning_content"] = _join(last["reasoning_content"], text)
+        else:
+            last["content"] = _join(last["content"], text)
+
+    def _append(self, role: str, content: str | None, **extra) -> dict:
+        msg = {
+            "role": role,
+            "content": content,
+            "reasoning_content": None,
+            "tool_calls": None,
+            "tool_call_id": None,
+            "name": None,
+        }
+        msg.update(extra)
+        self.messages.append(msg)
+        return msg
+
+    def row(self) -> tuple:
+        return (
+            self.session_id,
+            self.n_steps,
+            self.n_calls,
+            self.n_errors,
+            self.cut,
+            self.hash.hexdigest(),
+            self.messages,
+        )
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    if a is None:
+        return b
+    return a if b is None else f"{a}\n{b}"
