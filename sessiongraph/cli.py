@@ -55,9 +55,18 @@ def _errors(fn):
         try:
             return fn(*args, **kwargs)
         except SessiongraphError as exc:
-            raise click.ClickException(str(exc)) from None
+            from sessiongraph.views.output import printable
+
+            raise click.ClickException(printable(str(exc))) from None
 
     return wrapper
+
+
+def _echo(text: str) -> None:
+    """Print to the terminal: values from logs are untrusted, so no escape code reaches it."""
+    from sessiongraph.views.output import printable
+
+    click.echo(printable(text))
 
 
 class Date(click.ParamType):
@@ -175,11 +184,11 @@ def ingest(
     if out_parquet:
         written = sessiongraph.export_parquet(out_parquet, db=summary.db)
     if as_json:
-        click.echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
+        _echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
         return
-    click.echo(_summary_text(summary))
+    _echo(_summary_text(summary))
     if written:
-        click.echo(_parquet_text(written))
+        _echo(_parquet_text(written))
 
 
 def _summary_text(s: IngestSummary) -> str:
@@ -242,9 +251,9 @@ def query(sql, sql_file, db, fmt, parquet):
             raise click.UsageError("give --db or --parquet, not both")
         from sessiongraph.dataset.parquet import query as query_parquet
 
-        click.echo(render(query_parquet(text, parquet=parquet), fmt))
+        _echo(render(query_parquet(text, parquet=parquet), fmt))
         return
-    click.echo(render(sessiongraph.query(text, db=db), fmt))
+    _echo(render(sessiongraph.query(text, db=db), fmt))
 
 
 @main.command()
@@ -256,7 +265,7 @@ def sessions(db, as_json):
     from sessiongraph.views.output import render
 
     df = sessiongraph.sessions(db=db)
-    click.echo(render(df, "json" if as_json else "table"))
+    _echo(render(df, "json" if as_json else "table"))
 
 
 @main.command()
@@ -267,7 +276,7 @@ def runs(db, as_json):
     """One line per run: its root session, size and how its sessions were started."""
     from sessiongraph.views.output import render
 
-    click.echo(render(sessiongraph.runs(db=db), "json" if as_json else "table"))
+    _echo(render(sessiongraph.runs(db=db), "json" if as_json else "table"))
 
 
 @main.command()
@@ -287,7 +296,7 @@ def show(run, db, fmt, out, prices):
 
         save(out, text.rstrip("\n") + "\n")
     else:
-        click.echo(text.rstrip("\n"))
+        _echo(text.rstrip("\n"))
 
 
 @main.command()
@@ -306,7 +315,7 @@ def report(db, since, fmt, out, prices):
 
         save(out, text.rstrip("\n") + "\n")
     else:
-        click.echo(text.rstrip("\n"))
+        _echo(text.rstrip("\n"))
 
 
 @main.group()
@@ -329,11 +338,11 @@ def export_ocp(out, runs, since, privacy, prices, db, as_json):
 
     summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy, prices=prices)
     if as_json:
-        click.echo(dumps(summary.to_dict()))
+        _echo(dumps(summary.to_dict()))
         return
-    click.echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
+    _echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
     if summary.unpriced_models:
-        click.echo(
+        _echo(
             "No price for: "
             + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
             + " (usd left out of those attempts)"
@@ -355,7 +364,7 @@ def export_parquet(out, privacy, prices, db, as_json):
     from sessiongraph.views.output import dumps
 
     summary = sessiongraph.export_parquet(out, db=db, privacy=privacy, prices=prices)
-    click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
+    _echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
 @export.command("trajectories")
@@ -404,10 +413,10 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
         prices=prices,
     )
     if as_json:
-        click.echo(dumps(s.to_dict()))
+        _echo(dumps(s.to_dict()))
         return
     splits = ", ".join(f"{name} {n} ({s.runs[name]} runs)" for name, n in s.rows.items())
-    click.echo(
+    _echo(
         f"Trajectories: {s.out}: {splits}; {s.duplicates} duplicates written once, {s.filtered} filtered out, "
         f"{s.without_text} sessions without text"
     )
@@ -440,6 +449,6 @@ def load(dataset, db, as_json):
 
     summary = sessiongraph.load(dataset, db=db)
     if as_json:
-        click.echo(dumps(summary.to_dict()))
+        _echo(dumps(summary.to_dict()))
         return
-    click.echo(f"Loaded {summary.dataset} into {summary.db}: " + ", ".join(f"{t} {n}" for t, n in summary.rows.items()))
+    _echo(f"Loaded {summary.dataset} into {summary.db}: " + ", ".join(f"{t} {n}" for t, n in summary.rows.items()))

@@ -3,8 +3,11 @@ credential or escape code gets through. One test per hostile case; each failed b
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +15,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from sessiongraph.cli import main
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -231,7 +235,6 @@ def test_case5_no_credential_in_a_remote_url_survives_any_profile(tmp_path, monk
     """A Codex ``session_meta.git.repository_url`` with a token, another with ``user:password@``,
     and a branch named like an env assignment reach neither the store (tables, file bytes,
     checkpoint states) nor the OCP documents nor the Parquet dataset, under either profile."""
-    from sessiongraph.cli import main
     from sessiongraph.ingest import resume
     from tests.test_privacy import dump, parquet_text
 
@@ -278,3 +281,70 @@ def test_case5_no_credential_in_a_remote_url_survives_any_profile(tmp_path, monk
     assert states and any("acme/app.git" in t for t in texts[2:])  # the documents name the repo
     for text in texts:
         assert TOKEN not in text and PASSWORD not in text
+
+
+# ESC ] OSC title, BEL, CSI colour, a carriage return that overwrites the line, a one-byte C1 CSI
+# and a right-to-left override: written as JSON escapes in the log.
+HOSTILE = "\\u001b]0;pwned\\u0007\\u001b[31mred\\rover\\u009b2J\\u202eevil"
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _hostile_store(tmp_path) -> tuple[str, str]:
+    name = "365efffa-5002-4c2d-80d9-e21c4320b1b7"
+    logs = tmp_path / "logs" / "projects" / "-x"
+    logs.mkdir(parents=True)
+    text = (SAMPLES / "claude-code" / "projects" / "-home-dev-projects-orbit-cli" / f"{name}.jsonl").read_text()
+    for old, new in (
+        ('"cwd":"/home/dev/projects/orbit-cli"', f'"cwd":"/tmp/{HOSTILE}"'),
+        ('"gitBranch":"feat/agent-graph"', f'"gitBranch":"=HYPERLINK(\\"http://x\\"){HOSTILE}"'),
+        ('"model":"claude-opus-4-5-20251101"', f'"model":"m{HOSTILE}"'),
+        (f'"sessionId":"{name}"', f'"sessionId":"365efffa{HOSTILE}"'),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    (logs / ("365efffa" + json.loads(f'"{HOSTILE}"') + ".jsonl")).write_text(text)  # the file is named by its id
+    db = str(tmp_path / "s.duckdb")
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "logs"), "--db", db, "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    return db, res.output
+
+
+def _cli(*args: str) -> str:
+    res = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_case6_terminal_output_shows_control_characters_as_escapes(tmp_path):
+    """ESC/OSC/BEL/CR/C1/RTL in a session id, model, cwd and branch reach the terminal from
+    ``sessions``, ``runs``, ``show``, ``report``, ``query`` and the ingest summary only as visible
+    escapes (``\\x1b``, ``\\u202e``); JSON output stays the same JSON, without raw controls."""
+    db, summary = _hostile_store(tmp_path)
+    run = json.loads(_cli("runs", "--db", db, "--json"))[0]["run_id"]
+    texts = {
+        "summary": summary,
+        "sessions": _cli("sessions", "--db", db),
+        "runs": _cli("runs", "--db", db),
+        "show": _cli("show", run, "--db", db),
+        "show dot": _cli("show", run, "--db", db, "--format", "dot"),
+        "report": _cli("report", "--db", db),
+        "query": _cli("query", "SELECT session_id, model, cwd, git_branch FROM sessions", "--db", db),
+        "csv": _cli("query", "SELECT session_id, cwd FROM sessions", "--db", db, "--format", "csv"),
+    }
+    for name, text in texts.items():
+        assert not RAW_CONTROLS.search(text), name
+    assert "\\x1b]0;pwned\\x07" in texts["sessions"] and "\\u202eevil" in texts["show"]
+    out = _cli("sessions", "--db", db, "--json")
+    assert not RAW_CONTROLS.search(out)
+    assert {s["model"] for s in json.loads(out)} == {"m" + json.loads(f'"{HOSTILE}"')}  # the same value
+
+
+def test_case7_csv_cells_never_start_a_formula(tmp_path):
+    """``query --format csv``: a text cell starting with ``=``, ``+``, ``-``, ``@`` (or tab, CR)
+    gets a leading ``'``, so a spreadsheet shows it instead of running it; numbers keep their sign."""
+    db, _ = _hostile_store(tmp_path)
+    sql = "SELECT git_branch, '+1' AS p, '-2' AS m, '@SUM(A1)' AS a, 'plain' AS ok, -3 AS n FROM sessions LIMIT 1"
+    out = _cli("query", sql, "--db", db, "--format", "csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert row["git_branch"].startswith("'=HYPERLINK(")
+    assert (row["p"], row["m"], row["a"], row["ok"], row["n"]) == ("'+1", "'-2", "'@SUM(A1)", "plain", "-3")
