@@ -348,3 +348,52 @@ def test_case7_csv_cells_never_start_a_formula(tmp_path):
     row = next(csv.DictReader(io.StringIO(out)))
     assert row["git_branch"].startswith("'=HYPERLINK(")
     assert (row["p"], row["m"], row["a"], row["ok"], row["n"]) == ("'+1", "'-2", "'@SUM(A1)", "plain", "-3")
+
+
+LONG_HARNESS = "h" * 300 + "\u00e9" * 100  # a crafted OCP attempt's harness: 900 bytes once URI-encoded
+
+
+def test_case8_a_long_harness_name_gets_a_short_partition_folder(tmp_path):
+    """``ingest --out-parquet`` of a document whose attempt names a 400-character harness writes
+    the dataset (its folder cut, ending in a stable hash), exits 0, and reads back."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    doc = _doc("long-harness", ["a"], [])
+    doc["attempts"][0]["harness"] = LONG_HARNESS
+    (logs / "long.ocp.json").write_text(json.dumps(doc))
+    db, ds = str(tmp_path / "s.duckdb"), tmp_path / "ds"
+    _cli("ingest", str(logs), "--db", db, "--workers", "1", "--out-parquet", str(ds))
+    folders = {p.name for p in (ds / "sessions").iterdir()}
+    assert len(folders) == 1
+    (folder,) = folders
+    assert len(folder) <= 108 and re.fullmatch(r"harness=h+~[0-9a-f]{16}", folder)
+    _cli("export", "parquet", "--out", str(ds), "--db", db)  # the same folder again: unchanged
+    assert {p.name for p in (ds / "sessions").iterdir()} == folders
+    out = json.loads(_cli("query", "SELECT count(*) AS n FROM sessions", "--parquet", str(ds), "--format", "json"))
+    assert out == [{"n": 1}]
+
+
+def test_case9_query_parquet_runs_in_the_stores_sandbox(tmp_path):
+    """``query --parquet``: the dataset's tables are readable; reading another file, COPY (even
+    into the dataset folder), ATTACH, INSTALL and turning the sandbox off all fail with Error:."""
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "codex", logs)
+    db, ds = str(tmp_path / "s.duckdb"), tmp_path / "ds"
+    _cli("ingest", str(logs), "--db", db, "--workers", "1", "--out-parquet", str(ds))
+    out = json.loads(_cli("query", "SELECT count(*) AS n FROM sessions", "--parquet", str(ds), "--format", "json"))
+    assert out[0]["n"] > 0
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\nsecret-value\n")
+    for sql in (
+        f"SELECT * FROM read_csv('{secret}')",
+        f"COPY (SELECT 1) TO '{tmp_path / 'leak.csv'}'",
+        f"COPY (SELECT 1) TO '{ds / 'leak.csv'}'",
+        f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+        "INSTALL httpfs",
+        "SET enable_external_access = true",
+    ):
+        res = CliRunner().invoke(main, ["query", sql, "--parquet", str(ds)])
+        assert res.exit_code == 1 and res.output.startswith("Error: "), (sql, res.output)
+        assert "secret-value" not in res.output
+    assert not (tmp_path / "leak.csv").exists() and not (ds / "leak.csv").exists()
+    assert not (tmp_path / "other.duckdb").exists()
