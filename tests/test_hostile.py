@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
+from sessiongraph.ingest.files import open_regular
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -397,3 +398,37 @@ def test_case9_query_parquet_runs_in_the_stores_sandbox(tmp_path):
         assert "secret-value" not in res.output
     assert not (tmp_path / "leak.csv").exists() and not (ds / "leak.csv").exists()
     assert not (tmp_path / "other.duckdb").exists()
+
+
+def test_case11_workspace_scripts_are_followed_only_inside_a_real_workspace(tmp_path, monkeypatch):
+    """A log whose cwd is ``/`` or the home folder makes no host file be opened (whether it
+    exists or not, the answer is ``outside_workspace``, never ``missing``); inside a real
+    workspace a ``.txt`` without a shebang is not read as a script, a ``.sh`` is."""
+    from sessiongraph.ingest import shell_facts
+
+    opened: list[str] = []
+    real_open = open_regular
+    monkeypatch.setattr(
+        shell_facts, "open_regular", lambda p, *a: opened.append(str(p)) or real_open(p, *a), raising=False
+    )
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+
+    def details(command: str, cwd: str) -> list[str]:
+        call = {"kind": "shell", "command": command, "cwd": cwd, "session_id": "codex:s", "call_id": "c", "line": 1}
+        return [d["detail"] for d in shell_facts.derive([call], {"codex:s": cwd}, ())[2]]
+
+    assert details("bash etc/passwd", "/") == ["outside_workspace"]
+    assert details("sh etc/no-such-file.sh", "/") == ["outside_workspace"]
+    (home / "run.sh").write_text("#!/bin/sh\ncodex exec hi\n")
+    assert details("bash run.sh", str(home)) == ["outside_workspace"]
+    assert details("bash ../run.sh", str(home / "proj")) == ["outside_workspace"]
+    assert details("bash gone.sh", str(tmp_path / "not-here")) == ["outside_workspace"]
+    assert opened == []
+    ws = home / "proj"
+    (ws / "notes.txt").write_text("codex exec hi\n")
+    (ws / "go.sh").write_text("codex exec hi\n")
+    assert details("bash notes.txt", str(ws)) == ["not_shell"]
+    assert details("bash go.sh", str(ws)) == []  # read: its launch is found
+    assert details("bash missing.sh", str(ws)) == ["missing"]  # inside the workspace only
