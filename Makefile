@@ -21,8 +21,12 @@ demo: install
 	@echo "$$ sessiongraph query --file sql/queries/tokens_by_model.sql --db $(DEMO_DB)"
 	@$(BIN)/sessiongraph query --file sql/queries/tokens_by_model.sql --db $(DEMO_DB)
 
+# Two workers (pytest-xdist): the machine's two cores. A test file runs whole on one worker
+# (--dist loadfile), so its module fixtures (a template store, the built wheel, a Ray cluster) are
+# made once. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # ruff (lint and format check) and mypy (.ci/typecheck.py says why it is not plain `mypy`), configured in
 # pyproject.toml.

@@ -3,7 +3,10 @@
 An adapter is a module with ``NAME`` (the harness name), ``detect(path, head) -> bool``
 (``head`` is the file's first bytes) and ``parse(path) -> Frames``. An adapter of append-only
 transcripts may also offer ``parse_from(path, checkpoint, scrub) -> (Frames, Checkpoint | None)``
-to read only what was appended since the last ingest (``ingest.resume``).
+to read only what was appended since the last ingest (``ingest.resume``). An adapter whose
+logs have side files read as part of them (Claude's subagent ``.meta.json``) offers
+``log_of(side_path) -> str | None``: the log a side file belongs to (None: not its side file),
+so that an ingest reads the log again when only its side file changed (:func:`log_of`).
 """
 
 from __future__ import annotations
@@ -60,3 +63,18 @@ def names() -> list[str]:
 @functools.cache
 def _installed() -> tuple[str, ...]:
     return tuple(n for n, mod in ADAPTERS.items() if importlib.util.find_spec(mod) is not None)
+
+
+def log_of(side_path: str) -> str | None:
+    """The log that ``side_path`` is a side file of, by the first adapter whose ``log_of`` hook
+    claims it; None when it is nobody's side file."""
+    for hook in _side_hooks():
+        log = hook(side_path)
+        if log is not None:
+            return log
+    return None
+
+
+@functools.cache
+def _side_hooks() -> tuple:
+    return tuple(hook for n in names() if (hook := getattr(get(n), "log_of", None)) is not None)

@@ -109,7 +109,9 @@ def test_an_ingest_closes_the_store_only_for_a_waiting_reader(tmp_path):
         writer.con.execute("SELECT 1")
         assert not writer.release(for_readers=True)  # nobody waits: stay open
         reader = _cli("query", "SELECT count(*) AS n FROM sessions", "--db", db, "--format", "csv", timeout_s="60")
-        deadline = time.monotonic() + 30
+        # The reader must first start: with the suite on two workers beside other work, its
+        # interpreter took over 30 s to get as far as waiting.
+        deadline = time.monotonic() + 120
         while not writer.release(for_readers=True):
             assert time.monotonic() < deadline, "the waiting reader was never seen"
             time.sleep(0.05)

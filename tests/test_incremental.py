@@ -5,6 +5,7 @@ sample_logs/, with an ingest after each step. ``SESSIONGRAPH_INCREMENTAL_EXAMPLE
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -186,3 +187,20 @@ def test_a_transcript_holding_its_parents_records_is_not_its_own_parent(tmp_path
             ["claude-code:b7ff63c1-1ce1-4867-8acb-8574d4cd7c25/0fce5e76"],
         ).item()
     assert parent == "claude-code:b7ff63c1-1ce1-4867-8acb-8574d4cd7c25"
+
+
+def test_a_changed_sidecar_reads_its_transcript_again(tmp_path):
+    """Only a subagent's sidecar changes: the transcript it belongs to (the adapter's ``log_of``
+    hook) is read again, so its session's row says what the sidecar says now."""
+    logs, db = tmp_path / "logs", tmp_path / "s.duckdb"
+    shutil.copytree(SAMPLES, logs)
+    side = sorted(logs.rglob("agent-*.meta.json"))[0]
+    transcript = str(side)[: -len(".meta.json")] + ".jsonl"
+    ingest([str(logs)], db=str(db), workers=1)
+    meta = json.loads(side.read_text())
+    side.write_text(json.dumps({**meta, "agentType": "renamed-agent"}))
+    summary = ingest([str(logs)], db=str(db), workers=1)
+    assert summary.files_read == 1  # the transcript (the sidecar itself is no log)
+    with Store(db, read_only=True) as s:
+        types = s.query("SELECT agent_type FROM sessions WHERE source_path = ?", [transcript])["agent_type"]
+    assert types.to_list() == ["renamed-agent"]

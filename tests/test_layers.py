@@ -29,17 +29,12 @@ CORE = {
     "sessiongraph.config",
     "sessiongraph.store",
     "sessiongraph.pipeline",
+    "sessiongraph.work",
 }
 # The package root holds the command functions (loaded by name from the outputs), so it sits on top.
 CLI = {"sessiongraph", "sessiongraph.cli", "sessiongraph.__main__"}
 # The outputs, each a package that imports none of the others.
 OUTPUT_PACKAGES = ("sessiongraph.ocp", "sessiongraph.dataset", "sessiongraph.views")
-# The one cycle left, pipeline -> engines -> engines.local or .ray (loaded by name) -> pipeline:
-# fixed on r-core (the worker contract leaves pipeline.py); the integrator removes this exemption
-# after merging r-core.
-KNOWN_CYCLES = [
-    {"sessiongraph.pipeline", "sessiongraph.engines", "sessiongraph.engines.local", "sessiongraph.engines.ray"}
-]
 
 
 def package_dirs() -> dict[str, Path]:
@@ -71,7 +66,9 @@ def layer(module: str) -> str:
         return "ingest"
     if within(module, "sessiongraph.inference"):
         return "inference"
-    if module in CORE or within(module, "sessiongraph.engines") or within(module, "sessiongraph.sql"):
+    if module in CORE or any(
+        within(module, p) for p in ("sessiongraph.engines", "sessiongraph.store", "sessiongraph.sql")
+    ):
         return "core"
     if module in CLI:
         return "cli"
@@ -209,14 +206,7 @@ def test_output_packages_import_none_of_the_others():
 
 
 def test_no_import_cycle():
-    assert cycles({m: set(ts) for m, ts in repo_graph().items()}, KNOWN_CYCLES) == []
-
-
-def test_the_known_cycle_still_exists():
-    """So the exemption goes once r-core's fix is merged: this test fails then, and says so."""
-    found = cycles({m: set(ts) for m, ts in repo_graph().items()}, [])
-    assert found, "no import cycle is left: empty KNOWN_CYCLES"
-    assert all(any(set(c) <= known for known in KNOWN_CYCLES) for c in found)
+    assert cycles({m: set(ts) for m, ts in repo_graph().items()}, []) == []
 
 
 def planted(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:

@@ -67,7 +67,7 @@ def test_a_warm_ingest_opens_no_file(tmp_path, monkeypatch):
     def opened(path):
         raise AssertionError(f"warm ingest classified {path}")
 
-    monkeypatch.setattr("sessiongraph.pipeline.classify", opened)
+    monkeypatch.setattr("sessiongraph.work.classify", opened)
     again = ingest([str(SAMPLES)], db=str(db), workers=1)
     assert again.files_read == 0 and not again.inferred
     # every listed file is known, logs and non-logs alike (history.jsonl is skipped by name)

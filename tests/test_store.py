@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 
+import pyarrow as pa
+import pytest
+
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
+from sessiongraph.store.connection import registered, transaction
 from tests.conftest import SAMPLES
 
 CHILD = SAMPLES / "codex/sessions/2025/12/09/rollout-2025-12-09T14-02-33-019b036b-c520-7c3e-9a41-5be0d7f2c816.jsonl"
@@ -109,3 +113,25 @@ def test_a_store_of_another_schema_version_is_refused_untouched(tmp_path):
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     con.close()
     assert tables == {"sessiongraph_meta"}  # nothing was created in it
+
+
+def test_a_failed_write_rolls_back_and_keeps_its_error(tmp_path):
+    """The store's transaction and registered-frame helpers: a statement failing inside a
+    transaction leaves no row and no registered name behind, and its own error is the one raised
+    (DuckDB refuses to unregister inside the aborted transaction; that must not mask it)."""
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect(str(tmp_path / "t.duckdb"))
+    con.execute("CREATE TABLE t (a INTEGER)")
+    rows = pa.table({"a": [1, 2]})
+    with pytest.raises(duckdb.CatalogException, match="no_such_table"):
+        with transaction(con), registered(con, {"batch_rows": rows}):
+            con.execute("INSERT INTO t SELECT a FROM batch_rows")
+            con.execute("INSERT INTO no_such_table SELECT a FROM batch_rows")
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]
+    with pytest.raises(duckdb.CatalogException):
+        con.execute("SELECT * FROM batch_rows")
+    with registered(con, {"batch_rows": rows}), transaction(con):
+        con.execute("INSERT INTO t SELECT a FROM batch_rows")
+    assert con.execute("SELECT sum(a) FROM t").fetchall() == [(3,)]
+    with pytest.raises(duckdb.CatalogException):
+        con.execute("SELECT * FROM batch_rows")  # unregistered after a success too

@@ -41,7 +41,7 @@ from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import decode_line
 from sessiongraph.ingest.resume import Checkpoint
 
-__all__ = ["NAME", "decode_fast", "detect", "not_a_session", "parse", "parse_from"]
+__all__ = ["NAME", "decode_fast", "detect", "log_of", "not_a_session", "parse", "parse_from"]
 
 DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through orjson
 
@@ -83,3 +83,9 @@ def parse_from(path: str, checkpoint: Checkpoint | None = None, scrub=None) -> t
     """The frames of ``path``, read from ``checkpoint`` when the file only grew since (``ingest.resume``)."""
     decode = decode_line if DECODE == "plain" else decode_fast
     return resume.parse(path, _Parser, _Parser.restore, checkpoint, scrub, decode)
+
+
+def log_of(side_path: str) -> str | None:
+    """The transcript a subagent's sidecar (``agent-<id>.meta.json``) is read with: when the
+    sidecar changes, so may the transcript's rows (``registry`` side-file hook)."""
+    return side_path[: -len(".meta.json")] + ".jsonl" if side_path.endswith(".meta.json") else None

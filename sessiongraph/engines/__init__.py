@@ -1,13 +1,13 @@
 """Where ``sessiongraph ingest`` parses files and runs the passes: ``local`` (a process pool, the
 default) or ``ray`` (tasks on a Ray cluster). An engine is a module with
 
-- ``parse_all(jobs, *, workers=None, address=None)`` yielding ``pipeline.Batch``es: each covers
+- ``parse_all(jobs, *, workers=None, address=None)`` yielding ``work.Batch``es: each covers
   a run of consecutive jobs, the runs in the order of ``jobs`` and every job in exactly one. A
-  batch holds one ``pipeline.FileParse`` per job (its ``job`` set, the file as classified, its
+  batch holds one ``work.ParsedFile`` per job (its ``job`` set, the file as classified, its
   checkpoint, its sessions' harnesses and diagnostics' codes, whether it is in the ingest's
   ``--since/--until`` window) and one built ``Frames`` with the rows of the files in the window,
-  in file order. Every engine makes a batch with the same ``pipeline.parse_batch`` (each file
-  through ``pipeline.parse_path``: classify, then parse, from the job's checkpoint if it has
+  in file order. Every engine makes a batch with the same ``work.parse_batch`` (each file
+  through ``work.parse_path``: classify, then parse, from the job's checkpoint if it has
   one; then the frames built once), in its workers: the head reads of discovery and the building
   of frames run in parallel, and what crosses back to the driver is columnar (cheap to unpickle)
   plus a few small facts per file;
@@ -35,7 +35,7 @@ def get(name: str) -> ModuleType:
 
 
 def parse_all(engine: str, jobs: list, *, workers: int | None = None, address: str | None = None):
-    """The ``pipeline.Batch``es of ``jobs``, in order, parsed by ``engine``."""
+    """The ``work.Batch``es of ``jobs``, in order, parsed by ``engine``."""
     return get(engine).parse_all(jobs, workers=workers, address=address)
 
 

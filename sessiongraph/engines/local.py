@@ -6,10 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from sessiongraph.pipeline import Batch
+from sessiongraph.work import BATCH_FILES, Batch, parse_batch
 
 # Files are sent to the pool in tasks of consecutive files up to this many bytes or files: a
 # task per tiny file would cost more in pickling and round trips than parsing it, one task of
@@ -21,10 +19,8 @@ TASK_FILES = 512
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[Batch]:
-    """A ``pipeline.Batch`` per task of consecutive jobs, in listing order; in-process for one
+    """A ``work.Batch`` per task of consecutive jobs, in listing order; in-process for one
     worker or one file. ``address`` is for cluster engines and ignored here."""
-    from sessiongraph.pipeline import parse_batch
-
     n = workers or os.cpu_count() or 1
     runs = tasks(jobs, n)
     if n <= 1 or len(jobs) < 2:
@@ -44,10 +40,8 @@ def _with_jobs(jobs: list, batch: Batch) -> Batch:
 
 def tasks(jobs: list, workers: int) -> list[list]:
     """``jobs`` cut into runs of consecutive jobs (order kept) of at most TASK_BYTES bytes and
-    TASK_FILES files (nor more than a store batch, ``pipeline.BATCH_FILES``), and small enough
+    TASK_FILES files (nor more than a store batch, ``work.BATCH_FILES``), and small enough
     that every worker gets several."""
-    from sessiongraph.pipeline import BATCH_FILES
-
     limit = max(1, min(TASK_BYTES, sum(max(j.size, 0) for j in jobs) // (workers * 4)))
     most = max(1, min(TASK_FILES, BATCH_FILES))
     out: list[list] = []

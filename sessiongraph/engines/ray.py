@@ -8,10 +8,10 @@ pipeline as the local engine; the parse step and the passes move to the cluster:
   group's frames back), the plan of what to re-infer (``Store.inference_plan``), the Parquet
   writer.
 - **cluster, parsing**: ``ray.data.from_items(files).map_batches(parse_batch)``: each task runs
-  its files through ``pipeline.parse_batch`` (for each file: read the head to pick the adapter,
+  its files through ``work.parse_batch`` (for each file: read the head to pick the adapter,
   then parse; then build the frames of them all), the very function of the local engine, and
   returns one Arrow block of one row: the files' facts as lists and one ``large_list<struct>``
-  column per frame. The driver streams the blocks back in listing order as ``pipeline.Batch``es
+  column per frame. The driver streams the blocks back in listing order as ``work.Batch``es
   and commits them to the store batch by batch.
 - **cluster, inference**: one Ray task per group of partitions (``inference.partitions``): the
   driver reads the group's frames from the store and hands them to a task, which runs
@@ -53,7 +53,7 @@ from sessiongraph.ingest.discover import Found
 from sessiongraph.ingest.frames import SCHEMAS, Frames
 
 if TYPE_CHECKING:
-    from sessiongraph.pipeline import Batch
+    from sessiongraph.work import Batch
 
 # Files per Ray task: enough to amortise task overhead, few enough to balance a skewed archive
 # (one 50 MB transcript next to many small ones).
@@ -87,7 +87,7 @@ def _connect(address: str | None):
 
 
 def parse_all(jobs: list, *, workers: int | None = None, address: str | None = None) -> Iterator[Batch]:
-    """A ``pipeline.Batch`` per Ray task of consecutive jobs, in listing order.
+    """A ``work.Batch`` per Ray task of consecutive jobs, in listing order.
 
     ``address``: see :func:`_connect`. ``workers`` caps the number of concurrent parse tasks
     (default: Ray's choice, one per free CPU).
@@ -173,11 +173,11 @@ def _infer_task(files: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> tuple[t
 
 
 def parse_batch(batch: pa.Table) -> pa.Table:
-    """Ray task: ``pipeline.parse_batch`` over the files of ``batch`` (columns i, path,
+    """Ray task: ``work.parse_batch`` over the files of ``batch`` (columns i, path,
     skip_reason, privacy, launchers, max_text_chars, since, until) into a block of one row: the
     files' ``i`` and facts as lists, and a ``large_list<struct>`` column per frame holding the
     batch's rows of it."""
-    from sessiongraph.pipeline import Job, parse_batch
+    from sessiongraph.work import Job, parse_batch
 
     rows = batch.to_pylist()
     jobs = [
@@ -224,10 +224,10 @@ def parse_batch(batch: pa.Table) -> pa.Table:
 
 
 def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
-    """The job indices and ``pipeline.Batch`` (jobs not set) of every row of a block that
+    """The job indices and ``work.Batch`` (jobs not set) of every row of a block that
     ``parse_batch`` made (Ray may have joined several tasks' rows into one block)."""
     from sessiongraph.inference.edges import conform
-    from sessiongraph.pipeline import Batch, FileParse
+    from sessiongraph.work import Batch, ParsedFile
 
     facts = {
         c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes", "counts")
@@ -236,7 +236,7 @@ def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
     lists = {name: block.column(name).combine_chunks() for name in SCHEMAS}
     for row in range(block.num_rows):
         files = [
-            FileParse(None, path, harness, skip, None, tuple(hs), tuple(cs), tuple(ns), ok)
+            ParsedFile(None, path, harness, skip, None, tuple(hs), tuple(cs), tuple(ns), ok)
             for path, harness, skip, hs, cs, ns, ok in zip(
                 facts["path"][row],
                 facts["harness"][row],

@@ -1,17 +1,15 @@
-"""The DuckDB store: one file, frame tables replaced per source file in one transaction."""
+"""The store's class: :class:`Store`, a sessiongraph DuckDB file (``sessiongraph.store``)."""
 
 from __future__ import annotations
 
 import difflib
-import fcntl
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import duckdb
 import platformdirs
@@ -19,26 +17,15 @@ import polars as pl
 
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
-from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS, Inferred, conform
+from sessiongraph.inference.edges import Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.store.connection import first_line, registered, transaction
+from sessiongraph.store.locks import LOCK_TIMEOUT_S, readers_waiting, signal_waiting, take_writer_lock
+from sessiongraph.store.schema import FILE_TABLES, INFERENCE_TABLES, SCHEMA_VERSION, sql, view_sql
 from sessiongraph.version import __version__
+from sessiongraph.work import WrittenFile
 
-SCHEMA_VERSION = "11"
-# How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
-# no reader while it writes) before giving up with a clear message.
-LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
-FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
-INFERENCE_TABLES: dict[str, pl.Schema] = {
-    "edges": EDGES,
-    "lineage": EDGES,
-    "runs": RUNS,
-    "run_sessions": RUN_SESSIONS,
-    "artifacts": ARTIFACTS,
-    "inference_diagnostics": partitions.STORED_DIAGNOSTICS,
-}
-# Rows kept per source file besides the frames, replaced with them.
-FILE_TABLES: tuple[str, ...] = (*FRAME_TABLES, "ingested_files", "checkpoints", "partition_keys")
 DB_ENV = "SESSIONGRAPH_DB"
 
 
@@ -49,33 +36,11 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("sessiongraph", appauthor=False)) / "sessiongraph.duckdb"
 
 
-def _sql(name: str) -> str:
-    return resources.files("sessiongraph.sql").joinpath(name).read_text(encoding="utf-8")
+class Changed(NamedTuple):
+    """The listed files that differ from what the store holds (``Store.changed``)."""
 
-
-def _view_sql() -> list[str]:
-    views = resources.files("sessiongraph.sql").joinpath("views")
-    # usage_dedup first: session_overview reads it.
-    names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
-    names.sort(key=lambda n: n != "usage_dedup.sql")
-    return [views.joinpath(n).read_text(encoding="utf-8") for n in names]
-
-
-@dataclass(frozen=True, slots=True)
-class FileResult:
-    """What one ingest learned about one file: its fingerprint and how many rows of each kind it
-    gave (the rows themselves come with its batch's frames, :meth:`Store.write`)."""
-
-    path: str
-    harness: str | None
-    size_bytes: int
-    mtime_ns: int
-    n_sessions: int
-    n_diagnostics: int
-    skip_reason: str | None = None
-    privacy: str | None = None  # the ingest privacy profile the frames were kept under
-    replaces: bool = True  # the store may hold rows of this file already (False: a new file)
-    checkpoint: Checkpoint | None = None  # where the next ingest may resume reading it
+    positions: list[int]  # their positions in the listing, in order
+    stored: dict[str, tuple[int, int, str | None]]  # path -> (size, mtime, profile) as stored, of those it holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +81,7 @@ class Store:
         self._opened_at = 0.0
         # Writers exclude each other for their whole run with a lock file; DuckDB's own lock is
         # held only while a transaction is being written (see release), so readers get in between.
-        self._writer_lock = None if read_only else _take_writer_lock(self.path)
+        self._writer_lock = None if read_only else take_writer_lock(self.path)
         try:
             if not read_only:
                 if not self.path.exists():
@@ -146,7 +111,7 @@ class Store:
         an ingest closes only when someone waits."""
         if self._con is None or time.monotonic() - self._opened_at < held_for_s:
             return False
-        if for_readers and not _readers_waiting(self.path):
+        if for_readers and not readers_waiting(self.path):
             return False
         self._con.close()
         self._con = None
@@ -155,7 +120,7 @@ class Store:
     def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         pause = 0.05
-        waiting = None  # a reader's shared lock on <db>.readers while it waits (see _readers_waiting)
+        waiting = None  # a reader's shared lock on <db>.readers while it waits (see locks.readers_waiting)
         try:
             while True:
                 try:
@@ -163,7 +128,7 @@ class Store:
                 except duckdb.IOException as exc:
                     busy = "lock" in str(exc).lower()
                     if busy and self.read_only and waiting is None:
-                        waiting = _signal_waiting(self.path)  # the ingest closes the store after its batch
+                        waiting = signal_waiting(self.path)  # the ingest closes the store after its batch
                     if busy and time.monotonic() < deadline:
                         time.sleep(pause)  # another sessiongraph is writing: wait for its batch to end
                         pause = min(pause * 2, 0.25)  # short polls: an ingest leaves gaps between batches
@@ -172,12 +137,12 @@ class Store:
                         f"another process is using it (waited {LOCK_TIMEOUT_S:g}s; "
                         "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)"
                         if busy
-                        else _first_line(exc)
+                        else first_line(exc)
                     )
                     raise SessiongraphError(f"cannot open store {self.path}: {why}", path=str(self.path)) from None
                 except duckdb.Error as exc:
                     raise SessiongraphError(
-                        f"{self.path} is not a sessiongraph store: {_first_line(exc)}", path=str(self.path)
+                        f"{self.path} is not a sessiongraph store: {first_line(exc)}", path=str(self.path)
                     ) from None
         finally:
             if waiting is not None:
@@ -221,17 +186,12 @@ class Store:
                 path=str(self.path),
             )
         # One transaction: a process killed while creating a store leaves no half-made schema.
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            self.con.execute(_sql("schema.sql"))
-            for view in _view_sql():
+        with transaction(self.con):
+            self.con.execute(sql("schema.sql"))
+            for view in view_sql():
                 self.con.execute(view)
             if version is None:
                 self.con.execute("INSERT INTO sessiongraph_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
 
     def _schema_version(self) -> str | None:
         try:
@@ -258,16 +218,14 @@ class Store:
         rows = self.con.execute("SELECT source_path, size_bytes, mtime_ns, privacy FROM ingested_files").fetchall()
         return {p: (s, m, priv) for p, s, m, priv in rows}
 
-    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> dict:
+    def changed(self, paths: list[str], sizes: list[int], mtimes: list[int], privacy: str) -> Changed:
         """Which listed files differ from what the store holds (new, other size or mtime, or
-        stored under another privacy profile), compared by DuckDB: ``{"\\x00changed": [their
-        positions in the listing], path: (size, mtime, profile) as stored, for those it holds}``."""
+        stored under another privacy profile), compared by DuckDB."""
         listed = pl.DataFrame(
             {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
             schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
         )
-        self.con.register("listed_files", listed.to_arrow())
-        try:
+        with registered(self.con, {"listed_files": listed.to_arrow()}):
             rows = self.con.execute(
                 "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
                 " LEFT JOIN ingested_files f USING (source_path)"
@@ -275,11 +233,7 @@ class Store:
                 " OR f.privacy IS DISTINCT FROM ? ORDER BY l.i",
                 [privacy],
             ).fetchall()
-        finally:
-            self.con.unregister("listed_files")
-        out: dict = {"\x00changed": [r[0] for r in rows]}
-        out.update({p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
-        return out
+        return Changed([r[0] for r in rows], {p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
 
     def fingerprint(self, path: str) -> tuple[int, int, str | None] | None:
         """(size, mtime, privacy profile) of one stored file, or None."""
@@ -294,16 +248,12 @@ class Store:
         from sessiongraph.ingest.discover import Found
 
         blind = [item.path.rstrip("/") + "/" for item, _s, _m in problems if isinstance(item, Found)]
-        self.con.register(
-            "listed_paths", pl.DataFrame({"source_path": listed}, schema={"source_path": pl.String}).to_arrow()
-        )
-        try:
+        listed_paths = pl.DataFrame({"source_path": listed}, schema={"source_path": pl.String}).to_arrow()
+        with registered(self.con, {"listed_paths": listed_paths}):
             stored = self.con.execute(
                 "SELECT source_path FROM ingested_files"
                 " WHERE source_path NOT IN (SELECT source_path FROM listed_paths) ORDER BY source_path"
             ).fetchall()
-        finally:
-            self.con.unregister("listed_paths")
         tops = [str(r).rstrip("/") for r in roots]
         return [
             p
@@ -315,12 +265,11 @@ class Store:
         """The stored checkpoints of these files (those that have one)."""
         if not paths:
             return {}
-        self.con.register("wanted_paths", pl.DataFrame({"source_path": paths}).to_arrow())
-        rows = self.con.execute(
-            "SELECT source_path, byte_offset, line, head_sha, seam_sha, state, carry FROM checkpoints"
-            " WHERE source_path IN (SELECT source_path FROM wanted_paths)"
-        ).fetchall()
-        self.con.unregister("wanted_paths")
+        with registered(self.con, {"wanted_paths": pl.DataFrame({"source_path": paths}).to_arrow()}):
+            rows = self.con.execute(
+                "SELECT source_path, byte_offset, line, head_sha, seam_sha, state, carry FROM checkpoints"
+                " WHERE source_path IN (SELECT source_path FROM wanted_paths)"
+            ).fetchall()
         return {p: Checkpoint(o, n, h, s, bytes(b), bytes(c) if c else b"") for p, o, n, h, s, b, c in rows}
 
     def begin_ingest(self, roots: list[str]) -> int:
@@ -338,7 +287,7 @@ class Store:
             [datetime.now(UTC), read, unchanged, skipped, ingest_id],
         )
 
-    def write(self, results: list[FileResult], frames: Frames, ingest_id: int) -> None:
+    def write(self, results: list[WrittenFile], frames: Frames, ingest_id: int) -> None:
         """Replace every row of these files with ``frames`` (the rows of all of them), all in one
         transaction: a reader sees all or none."""
         if not results:
@@ -388,74 +337,54 @@ class Store:
         con = self.con
         # Each table goes to Arrow once, and is read by DuckDB both for its insert and for the keys.
         arrow = {name: frames.table(name).to_arrow() for name in SCHEMAS}
-        for name, table in arrow.items():
-            con.register(f"batch_{name}", table)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if paths.height:
-                self._delete_files(paths)
-            # Appends on one thread: a batch is smaller than a row group, and more threads only
-            # split it (the steps' insert took about half as much CPU again on two), beside busy
-            # parse workers.
-            con.execute("SET threads = 1")
-            for name, table in arrow.items():
-                if table.num_rows:
-                    con.execute(f"INSERT INTO {name} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_{name}")
-            self._insert("ingested_files", files)
-            self._insert("checkpoints", checkpoints)
-            con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"batch_{name}"))
-            # The inference tables no longer match these files until their partitions are
-            # inferred again; if we are killed before that, the next ingest finds them here.
-            self._insert("dirty_files", files.select("source_path"))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        finally:
-            con.execute("RESET threads")
-            for name in arrow:
-                con.unregister(f"batch_{name}")
+        with registered(con, {f"batch_{name}": table for name, table in arrow.items()}):
+            try:
+                with transaction(con):
+                    if paths.height:
+                        self._delete_files(paths)
+                    # Appends on one thread: a batch is smaller than a row group, and more threads
+                    # only split it (the steps' insert took about half as much CPU again on two),
+                    # beside busy parse workers.
+                    con.execute("SET threads = 1")
+                    for name, table in arrow.items():
+                        if table.num_rows:
+                            con.execute(
+                                f"INSERT INTO {name} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_{name}"
+                            )
+                    self._insert("ingested_files", files)
+                    self._insert("checkpoints", checkpoints)
+                    con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"batch_{name}"))
+                    # The inference tables no longer match these files until their partitions are
+                    # inferred again; if we are killed before that, the next ingest finds them here.
+                    self._insert("dirty_files", files.select("source_path"))
+            finally:
+                con.execute("RESET threads")
 
     def remove(self, paths: list[str]) -> None:
         """Forget files that are gone from disk: their rows go, their partitions are inferred again."""
         if not paths:
             return
         df = pl.DataFrame({"source_path": paths}, schema={"source_path": pl.String})
-        con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(self.con):
             self._delete_files(df)
             self._insert("dirty_files", df)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def _delete_files(self, paths: pl.DataFrame) -> None:
-        self.con.register("gone_paths", paths.to_arrow())
-        for table in FILE_TABLES:
-            self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths)")
-        self.con.unregister("gone_paths")
+        with registered(self.con, {"gone_paths": paths.to_arrow()}):
+            for table in FILE_TABLES:
+                self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths)")
 
     def _insert_keys(self, tables: dict[str, pl.DataFrame]) -> None:
         """The partition keys of these frame rows (inference/partitions.py), computed by DuckDB."""
-        for name, df in tables.items():
-            self.con.register(f"keyed_{name}", df.to_arrow())
-        try:
+        with registered(self.con, {f"keyed_{name}": df.to_arrow() for name, df in tables.items()}):
             self.con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"keyed_{name}"))
-        finally:
-            for name in tables:
-                self.con.unregister(f"keyed_{name}")
 
     def _insert(self, table: str, df: pl.DataFrame, select: str = "*") -> None:
         """Append an Arrow batch as it is (columns by name): no Python loop over rows."""
         if df.height == 0:
             return
-        self.con.register("batch_rows", df.to_arrow())
-        try:
+        with registered(self.con, {"batch_rows": df.to_arrow()}):
             self.con.execute(f"INSERT INTO {table} BY NAME SELECT {select} FROM batch_rows")
-        finally:
-            self.con.unregister("batch_rows")
 
     def write_inference(self, inferred: Inferred) -> None:
         """Replace every inference table at once with runs stated elsewhere (``load-parquet``):
@@ -471,18 +400,13 @@ class Store:
                 " WHERE source_path NOT IN (SELECT source_path FROM partition_keys)"
             ).to_arrow_table()
         )
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions", "dirty_files"):
                 con.execute(f"DELETE FROM {name}")
             if unkeyed.height:
                 self._insert_keys(self.load_frames(unkeyed).tables())
             self._insert_inference(tables)
             self._set_meta("inference_scope", "all")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def _insert_inference(self, tables: dict[str, pl.DataFrame]) -> None:
         edges = tables["edges"]
@@ -515,14 +439,13 @@ class Store:
             reach = self._frame(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
         else:
             old, reach = self._reach(dirty)
-        con.register("reach_files", reach.to_arrow())
-        rows = self._frame(
-            con.sql(
-                "SELECT source_path, key, active FROM partition_keys"
-                " WHERE source_path IN (SELECT source_path FROM reach_files)"
-            ).to_arrow_table()
-        )
-        con.unregister("reach_files")
+        with registered(con, {"reach_files": reach.to_arrow()}):
+            rows = self._frame(
+                con.sql(
+                    "SELECT source_path, key, active FROM partition_keys"
+                    " WHERE source_path IN (SELECT source_path FROM reach_files)"
+                ).to_arrow_table()
+            )
         parts = partitions.components(conform(rows, partitions.KEYS)) if rows.height else None
         return InferencePlan(
             dirty=dirty["source_path"],
@@ -582,10 +505,11 @@ class Store:
         (one transaction: readers see the old graph or the new one); rows of every other
         partition are not touched."""
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.register("old_parts", pl.DataFrame({"partition_id": plan.old_partitions}).to_arrow())
-            con.register("done_paths", pl.DataFrame({"source_path": plan.dirty}).to_arrow())
+        done = {
+            "old_parts": pl.DataFrame({"partition_id": plan.old_partitions}).to_arrow(),
+            "done_paths": pl.DataFrame({"source_path": plan.dirty}).to_arrow(),
+        }
+        with registered(con, done), transaction(con):
             if plan.everything:
                 for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions"):
                     con.execute(f"DELETE FROM {name}")
@@ -613,12 +537,6 @@ class Store:
                 self._insert_inference(tables)
             con.execute("DELETE FROM dirty_files WHERE source_path IN (SELECT source_path FROM done_paths)")
             self._set_meta("inference_scope", "partitions")
-            con.unregister("old_parts")
-            con.unregister("done_paths")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def compact(self) -> None:
         """Rewrite the store into a new file that takes this one's place. DuckDB leaves the bytes of
@@ -650,18 +568,15 @@ class Store:
         file by file in path order, each file's rows in the order they were written: the same
         rows in the same order whatever ingests wrote them."""
         out = {}
-        where = ""
-        if files is not None:
-            self.con.register("wanted_files", files.select("source_path").to_arrow())
-            where = " WHERE source_path IN (SELECT source_path FROM wanted_files)"
-        for name, schema in SCHEMAS.items():
-            if name in NOT_INFERRED:
-                continue
-            table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
-            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-            out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
-        if files is not None:
-            self.con.unregister("wanted_files")
+        where = "" if files is None else " WHERE source_path IN (SELECT source_path FROM wanted_files)"
+        wanted = {} if files is None else {"wanted_files": files.select("source_path").to_arrow()}
+        with registered(self.con, wanted):
+            for name, schema in SCHEMAS.items():
+                if name in NOT_INFERRED:
+                    continue
+                table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
+                # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+                out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
         return Frames(**out)
 
     # -- reading -----------------------------------------------------------------------------
@@ -673,7 +588,7 @@ class Store:
             # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
             return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))
         except duckdb.Error as exc:
-            raise SessiongraphError(f"query failed: {_first_line(exc)}") from None
+            raise SessiongraphError(f"query failed: {first_line(exc)}") from None
 
     def counts(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
@@ -710,69 +625,3 @@ arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE
         close = difflib.get_close_matches(ref, ids, n=1)
         hint = f"; did you mean {close[0]}?" if close else "; `sessiongraph runs` lists them"
         raise SessiongraphError(f"no run {ref!r}{hint}")
-
-
-def _take_writer_lock(db: Path):
-    """An exclusive flock on ``<db>.lock``, waited for up to LOCK_TIMEOUT_S; the open file is the
-    lock (the OS drops it when the process dies, so a killed ingest never leaves a stale lock)."""
-    lock_path = db.with_name(db.name + ".lock")
-    try:
-        fh = open(lock_path, "a+")  # noqa: SIM115 - held open for the Store's life
-    except OSError as exc:
-        raise SessiongraphError(
-            f"cannot open store {db}: cannot create {lock_path}: {exc.strerror}", path=str(db)
-        ) from None
-    deadline = time.monotonic() + LOCK_TIMEOUT_S
-    pause = 0.05
-    while True:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fh
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                fh.close()
-                raise SessiongraphError(
-                    f"cannot open store {db}: another sessiongraph is writing it (waited {LOCK_TIMEOUT_S:g}s; "
-                    "set SESSIONGRAPH_LOCK_TIMEOUT to wait longer)",
-                    path=str(db),
-                ) from None
-            time.sleep(pause)
-            pause = min(pause * 2, 1.0)
-
-
-def _readers_path(db: Path) -> Path:
-    return db.with_name(db.name + ".readers")
-
-
-def _signal_waiting(db: Path):
-    """A shared flock on ``<db>.readers``, held (the open file) while a reader waits for the store:
-    the ingest sees it and closes the store after its batch. None when the file cannot be opened
-    (a read-only folder): the reader then waits for the ingest to end."""
-    try:
-        fh = open(_readers_path(db), "a+")  # noqa: SIM115 - held open while waiting
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:  # the writer is testing the lock this instant: the next poll tries again
-        fh.close()
-        return None
-    return fh
-
-
-def _readers_waiting(db: Path) -> bool:
-    """Whether a reader holds ``<db>.readers`` shared (see :func:`_signal_waiting`)."""
-    try:
-        with open(_readers_path(db), "a+") as fh:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            return False
-    except OSError:
-        return True  # cannot tell: close, as before readers could signal
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

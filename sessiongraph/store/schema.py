@@ -1,0 +1,37 @@
+"""What a store holds: its schema version, its tables by kind, and the DDL and views of
+``sql/`` (``sql/schema.sql``: a schema change bumps SCHEMA_VERSION)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import polars as pl
+
+from sessiongraph.inference import partitions
+from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
+from sessiongraph.ingest.frames import SCHEMAS
+
+SCHEMA_VERSION = "11"
+FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
+INFERENCE_TABLES: dict[str, pl.Schema] = {
+    "edges": EDGES,
+    "lineage": EDGES,
+    "runs": RUNS,
+    "run_sessions": RUN_SESSIONS,
+    "artifacts": ARTIFACTS,
+    "inference_diagnostics": partitions.STORED_DIAGNOSTICS,
+}
+# Rows kept per source file besides the frames, replaced with them.
+FILE_TABLES: tuple[str, ...] = (*FRAME_TABLES, "ingested_files", "checkpoints", "partition_keys")
+
+
+def sql(name: str) -> str:
+    return resources.files("sessiongraph.sql").joinpath(name).read_text(encoding="utf-8")
+
+
+def view_sql() -> list[str]:
+    views = resources.files("sessiongraph.sql").joinpath("views")
+    # usage_dedup first: session_overview reads it.
+    names = sorted(p.name for p in views.iterdir() if p.name.endswith(".sql"))
+    names.sort(key=lambda n: n != "usage_dedup.sql")
+    return [views.joinpath(n).read_text(encoding="utf-8") for n in names]
