@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from sessiongraph.ingest import registry
 from sessiongraph.ingest.errors import SessiongraphError
-from sessiongraph.ingest.files import NotRegularFile, open_regular
+from sessiongraph.ingest.files import MAX_LINE_BYTES, NotRegularFile, open_regular
 
 HEAD_BYTES = 64 * 1024
 # When nobody claims the head, classification reads on up to this many bytes and asks again: a
@@ -153,7 +153,12 @@ def classify(path: str) -> Found:
             more = len(head) == HEAD_BYTES
             found = _claim(path, head, final=not more)
             if found is None and more:  # inconclusive: look further, bounded
-                found = _claim(path, head + fh.read(PROBE_BYTES - HEAD_BYTES), final=True)
+                probe = head + fh.read(PROBE_BYTES - HEAD_BYTES)
+                found = _claim(path, probe, final=len(probe) < PROBE_BYTES or b"\n" in probe)
+                if found is None and b"\n" not in probe:
+                    # One record larger than the probe (a big paste first): judge by the records
+                    # after it, reading past it in chunks (at most a line's cap).
+                    found = _claim(path, _after_first_line(fh, len(probe)), final=True)
     except NotRegularFile:  # swapped for a FIFO or device since the listing
         return Found(path, None, "special_file")
     except OSError:
@@ -161,6 +166,19 @@ def classify(path: str) -> Found:
     if found is not None:
         return found
     return Found(path, None, "unknown_format" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
+
+
+def _after_first_line(fh, read: int) -> bytes:
+    """PROBE_BYTES from just past the first newline (empty if it lies past MAX_LINE_BYTES)."""
+    while read <= MAX_LINE_BYTES:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            return b""
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return (chunk[k + 1 :] + fh.read(PROBE_BYTES))[:PROBE_BYTES]
+        read += len(chunk)
+    return b""
 
 
 def _claim(path: str, head: bytes, final: bool) -> Found | None:

@@ -432,3 +432,27 @@ def test_case11_workspace_scripts_are_followed_only_inside_a_real_workspace(tmp_
     assert details("bash notes.txt", str(ws)) == ["not_shell"]
     assert details("bash go.sh", str(ws)) == []  # read: its launch is found
     assert details("bash missing.sh", str(ws)) == ["missing"]  # inside the workspace only
+
+
+def test_case12_a_first_record_past_the_probe_is_still_classified(tmp_path):
+    """A Claude transcript whose first record is a 3 MB paste (past the 1 MB classification probe)
+    is read: its session and tokens are stored, not ``unknown_format``."""
+    text = CLAUDE_SAMPLE.read_text()
+    first = json.loads(text.splitlines()[0])
+    first["message"]["content"] = "pasted " + "x" * (3 << 20)
+    logs = tmp_path / "logs" / "projects" / "-x"
+    logs.mkdir(parents=True)
+    (logs / CLAUDE_SAMPLE.name).write_text(json.dumps(first) + "\n" + text)
+    plain = tmp_path / "plain" / "projects" / "-x"
+    plain.mkdir(parents=True)
+    shutil.copy(CLAUDE_SAMPLE, plain)
+    got = {}
+    for name in ("logs", "plain"):
+        db = str(tmp_path / f"{name}.duckdb")
+        ingest([str(tmp_path / name)], db=db, workers=1)
+        with Store(db, read_only=True) as s:
+            got[name] = s.query(
+                "SELECT (SELECT count(*) FROM sessions), (SELECT sum(output_tokens) FROM usage),"
+                " (SELECT count(*) FROM diagnostics WHERE code = 'unknown_format')"
+            ).row(0)
+    assert got["logs"] == got["plain"] and got["plain"][0] > 0 and got["plain"][2] == 0
