@@ -12,11 +12,13 @@ import shutil
 import subprocess
 import sys
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
 from sessiongraph.cli import main
 from sessiongraph.ingest.files import open_regular
+from sessiongraph.ingest.frames import SCHEMAS
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
 from tests.conftest import ROOT, SAMPLES
@@ -456,3 +458,33 @@ def test_case12_a_first_record_past_the_probe_is_still_classified(tmp_path):
                 " (SELECT count(*) FROM diagnostics WHERE code = 'unknown_format')"
             ).row(0)
     assert got["logs"] == got["plain"] and got["plain"][0] > 0 and got["plain"][2] == 0
+
+
+def test_case13_readme_lists_every_text_column_metadata_only_keeps(tmp_path):
+    """README's "What `metadata_only` keeps" table names exactly the text-valued columns of the
+    store's frame tables that a metadata_only ingest of every sample fills (never the text
+    columns privacy empties, never a ``texts`` row)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### What `metadata_only` keeps", 1)[1].split("\n## ", 1)[0]
+    listed = {
+        m.group(1): set(re.findall(r"`([a-z_0-9]+)`", m.group(2)))
+        for m in re.finditer(r"^\| `([a-z_]+)` \| (.*) \|$", section, re.M)
+    }
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SAMPLES)], db=db, workers=1)
+    with Store(db, read_only=True) as s:
+        kept: dict[str, set[str]] = {}
+        for table, column in s.con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE data_type IN ('VARCHAR', 'VARCHAR[]') AND table_name IN"
+            f" ({', '.join(repr(t) for t in SCHEMAS)}) ORDER BY ALL"
+        ).fetchall():
+            if s.con.execute(f'SELECT count("{column}") FROM {table}').fetchall()[0][0]:
+                kept.setdefault(table, set()).add(column)
+    assert "texts" not in kept and "command" not in kept["calls"] and "description" not in kept["calls"]
+    for table in listed:
+        assert listed[table] >= kept.get(table, set()), (table, kept.get(table, set()) - listed[table])
+    declared = {t: {c for c, d in SCHEMAS[t].items() if d in (pl.String, pl.List(pl.String))} for t in listed}
+    for table, columns in listed.items():  # and nothing listed that the store does not have
+        assert columns <= declared[table] | {table}, (table, columns - declared[table])
+    assert set(listed) == {t for t in SCHEMAS if t != "texts"}
