@@ -76,7 +76,11 @@ def declared(frames: Frames, taken: set[str]) -> Declared:
 def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict], list[dict], list[tuple[str, str]]]:
     run_id = doc["run"]["id"]
     sid = {n["id"]: node_session(run_id, n["id"]) for n in doc["nodes"]}
-    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict) and a.get("node") in sid]
+    attempts = [
+        a
+        for a in doc.get("attempts") or []
+        if isinstance(a, dict) and isinstance(a.get("node"), str) and a["node"] in sid
+    ]
     node_of_attempt = {a.get("id"): a["node"] for a in attempts}
     first: dict[str, dict] = {}
     for a in attempts:

@@ -64,8 +64,10 @@ def to_v03(doc: dict) -> dict:
 
 def capabilities(doc: dict) -> dict:
     """Declared from what the document holds, so no capability is ever false but present."""
-    edges = doc.get("edges", [])
-    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
+    # A crafted document may hold anything where objects belong: such members count for nothing.
+    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict)]
+    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict)]
+    costs = [as_dict(a.get("cost")) for a in attempts]
     token_keys = (
         "input_tokens",
         "cached_input_tokens",
@@ -86,7 +88,7 @@ def capabilities(doc: dict) -> dict:
         "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
         "cost_usd": any("usd" in c for c in costs),
         "cost_tokens": any(k in c for c in costs for k in token_keys),
-        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
+        "outcome_evidence": any("evidence" in as_dict(a.get("outcome")) for a in attempts),
         "task": "task" in run,
         "configuration": "configuration" in run,
         "signals": bool(run.get("signals")),
@@ -125,7 +127,7 @@ def parse(path: str) -> Frames:
     sessions, usage = [], []
     nodes = {n["id"] for n in doc["nodes"]}
     for a in doc.get("attempts") or []:
-        if not isinstance(a, dict) or a.get("node") not in nodes:
+        if not isinstance(a, dict) or not isinstance(a.get("node"), str) or a["node"] not in nodes:
             diags.add(
                 "bad_document",
                 None,

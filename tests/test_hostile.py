@@ -15,6 +15,8 @@ import sys
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
 
 from sessiongraph.cli import main
 from sessiongraph.ingest.files import open_regular
@@ -488,3 +490,117 @@ def test_case13_readme_lists_every_text_column_metadata_only_keeps(tmp_path):
     for table, columns in listed.items():  # and nothing listed that the store does not have
         assert columns <= declared[table] | {table}, (table, columns - declared[table])
     assert set(listed) == {t for t in SCHEMAS if t != "texts"}
+
+
+# -- the fuzz property: hostile files of every kind, for every adapter ------------------------
+
+HOSTILE_EXAMPLES = int(os.environ.get("SESSIONGRAPH_FUZZ_EXAMPLES", "8"))
+# One sample file per adapter, the hostile file taking its name (detection may depend on it).
+ADAPTER_SAMPLES = {
+    "claude-code": CLAUDE_SAMPLE,
+    "codex": next((SAMPLES / "codex").rglob("rollout-*.jsonl")),
+    "gemini-cli": next((SAMPLES / "gemini-cli").rglob("session-*.json")),
+    "ocp": SAMPLES / "ocp" / "acme-swarm-v02.ocp.json",
+    "pi": next(p for p in sorted((SAMPLES / "pi").rglob("*.jsonl"))),
+    "omp": next(p for p in sorted((SAMPLES / "omp").rglob("*.jsonl"))),
+    "prickle": next(p for p in sorted((SAMPLES / "prickle").rglob("*.json"))),
+    "opencode": next((SAMPLES / "opencode" / "storage" / "session").rglob("*.json")),
+}
+NODE = st.sampled_from(["a", "b", "c", 7, None, ["a"], {"id": "a"}])
+CRAFTED_EDGE = st.fixed_dictionaries(
+    {"from": NODE, "to": NODE, "kind": st.sampled_from(["spawn", "launch", "dep", "artifact", 3, None])},
+    optional={"tier": st.sampled_from(["reported", "bogus", None]), "artifact": st.sampled_from(["x", None, 1])},
+)
+CRAFTED_DOC = st.builds(
+    lambda edges, arts, run_id, attempts: {
+        "ocp": "0.3",
+        "producer": {"name": "fuzz"},
+        "run": {"id": run_id},
+        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+        "edges": edges,
+        "attempts": attempts,
+        "artifacts": arts,
+    },
+    st.lists(CRAFTED_EDGE, max_size=6),
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": st.sampled_from(["x", "y"])},
+            optional={
+                "path": st.sampled_from(["/w/f", None, 5]),
+                "producer": st.sampled_from(["t-a", "t-z", None]),
+                "version": st.sampled_from([1, "2", None]),
+            },
+        ),
+        max_size=3,
+    ),
+    st.text(min_size=1, max_size=20),
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": st.sampled_from(["t-a", "t-b"]), "node": NODE},
+            optional={"harness": st.text(max_size=300), "cost": st.sampled_from([{"input_tokens": "x"}, {}, 3])},
+        ),
+        max_size=3,
+    ),
+)
+HOSTILE_FILE = st.one_of(
+    st.tuples(st.just("fifo"), st.none()),
+    st.tuples(st.just("device"), st.sampled_from(["/dev/zero", "/dev/null", "/dev/urandom"])),
+    st.tuples(st.just("huge_line"), st.sampled_from([b"\0", b"a", b"{", b'"'])),
+    st.tuples(st.just("junk_lines"), st.binary(max_size=40)),
+    st.tuples(st.just("crafted"), CRAFTED_DOC),
+)
+
+
+def _plant(kind: str, arg, path) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to(arg)
+    elif kind == "huge_line":  # past MAX_LINE_BYTES, which the test lowers (so no 64 MB file)
+        path.write_bytes(arg * (300 * 1024) + b"\n{}\n")
+    elif kind == "junk_lines":
+        path.write_bytes((arg.replace(b"\n", b" ") + b"\n") * 5000)
+    else:
+        path.write_text(json.dumps(arg))
+
+
+@settings(
+    max_examples=HOSTILE_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # an ingest per example: no slow shrinking
+)
+@given(st.sampled_from(sorted(ADAPTER_SAMPLES)), HOSTILE_FILE, st.booleans())
+# Found by this property: an attempt whose cost is a number broke the OCP reader (internal_error).
+@example("ocp", ("crafted", {**_doc("c", ["a"], []), "attempts": [{"id": "t", "node": "a", "cost": 3}]}), False)
+# ... and an attempt naming a list as its node (unhashable: a TypeError in the reader).
+@example("ocp", ("crafted", {**_doc("l", ["a"], []), "attempts": [{"id": "t", "node": ["a"]}]}), False)
+def test_fuzz_no_hostile_file_escapes_or_breaks_the_store(tmp_path_factory, monkeypatch, harness, hostile, beside):
+    """Any adapter's file swapped for a FIFO, a device link, a huge line, junk lines or a crafted
+    OCP document (``beside``: next to the real file instead of in its place): the ingest ends
+    without an escaped exception, and a later ingest into the same store still works."""
+    from sessiongraph.ingest import files
+
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 256 * 1024)
+    root = tmp_path_factory.mktemp("fuzz")
+    sample = ADAPTER_SAMPLES[harness]
+    rel = sample.relative_to(SAMPLES)
+    target = root / "logs" / rel
+    target.parent.mkdir(parents=True)
+    if beside:
+        shutil.copy(sample, target)
+        target = target.with_name("x-" + target.name)
+    kind, arg = hostile
+    _plant(kind, arg, target)
+    db = str(root / "s.duckdb")
+    first = ingest([str(root / "logs")], db=db, workers=1)
+    assert "internal_error" not in first.diagnostics_by_code
+    later = root / "later"
+    shutil.copytree(SAMPLES / "codex", later)
+    ingest([str(later)], db=db, workers=1)
+    with Store(db, read_only=True) as s:
+        assert s.query("SELECT count(*) FROM sessions WHERE harness = 'codex'").item() > 0
+        assert s.query("SELECT count(*) FROM runs").item() > 0
+        failed = s.query("SELECT count(*) FROM inference_diagnostics WHERE code = 'pass_failed'").item()
+    assert failed <= 1  # a crafted document may fail its own partition, never the others
