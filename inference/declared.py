@@ -4,7 +4,10 @@ Each document gives one run (its own ``run.id``), one member per node (session i
 ``ocp:<run id>/<node id>``), its edges with their tiers, and its artifacts. Depth and the
 spawn/launch tree come from the document's spawn and launch edges; roles and phases from its
 first attempt at each node. A document whose run id is already a run inferred from logs (our
-own export, imported into the store that made it), or that has no nodes, is skipped and counted.
+own export, imported into the store that made it), or that has no nodes, is skipped and counted;
+so is one this step cannot read (a diagnostic naming its file). A spawn or launch edge from a node
+to itself, or one closing a cycle, is left out of the tree (``cycle_broken``), so every run has a
+root.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class Declared:
 
 
 def declared(frames: Frames, taken: set[str]) -> Declared:
-    runs, members, edges, artifacts, skipped = [], [], [], [], []
+    runs, members, edges, artifacts, skipped, broken = [], [], [], [], [], []
     seen: set[str] = set(taken)
     for row in frames.documents.sort("source_path").iter_rows(named=True):
         if row["run_id"] in seen:
@@ -43,16 +46,23 @@ def declared(frames: Frames, taken: set[str]) -> Declared:
         if not doc.get("nodes"):
             skipped.append({"session_id": None, "detail": f"run {row['run_id'][:80]} has no nodes"})
             continue
-        r, m, e, a = _one(doc, row["producer"])
+        try:
+            r, m, e, a, cut = _one(doc, row["producer"])
+        except Exception as exc:  # noqa: BLE001 - a crafted document loses its own run, never the others'
+            detail = f"{row['source_path']}: {type(exc).__name__} reading the document; its run left out"
+            skipped.append({"session_id": None, "detail": detail})
+            continue
+        broken += [{"session_id": sid, "detail": f"{row['source_path']}: {why}"} for sid, why in cut]
         runs.append(r)
         members += m
         edges += e
         artifacts += a
-    diags = diag_rows(
-        NAME,
-        "document_skipped",
-        pl.DataFrame(skipped, schema={"session_id": pl.String, "detail": pl.String}),
-        pl.col("detail"),
+    schema = {"session_id": pl.String, "detail": pl.String}
+    diags = pl.concat(
+        [
+            diag_rows(NAME, "document_skipped", pl.DataFrame(skipped, schema=schema), pl.col("detail")),
+            diag_rows(NAME, "cycle_broken", pl.DataFrame(broken, schema=schema), pl.col("detail")),
+        ]
     )
     return Declared(
         conform(pl.DataFrame(runs, schema=RUNS), RUNS),
@@ -63,19 +73,45 @@ def declared(frames: Frames, taken: set[str]) -> Declared:
     )
 
 
-def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict], list[dict]]:
+def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict], list[dict], list[tuple[str, str]]]:
     run_id = doc["run"]["id"]
     sid = {n["id"]: node_session(run_id, n["id"]) for n in doc["nodes"]}
-    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict) and a.get("node") in sid]
+    attempts = [
+        a
+        for a in doc.get("attempts") or []
+        if isinstance(a, dict) and isinstance(a.get("node"), str) and a["node"] in sid
+    ]
     node_of_attempt = {a.get("id"): a["node"] for a in attempts}
     first: dict[str, dict] = {}
     for a in attempts:
         first.setdefault(a["node"], a)
-    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict) and e.get("from") in sid and e.get("to") in sid]
-    parent = {}
+    edges = [
+        e
+        for e in doc.get("edges") or []
+        if isinstance(e, dict)
+        and isinstance(e.get("from"), str)
+        and isinstance(e.get("to"), str)
+        and e["from"] in sid
+        and e["to"] in sid
+    ]
+    # The spawn/launch tree, first parent wins. An edge from a node to itself, or one that would
+    # close a cycle, cannot be part of a tree: it is left out and reported, so every run keeps a
+    # root.
+    parent: dict[str, tuple[str, str]] = {}
+    cut: list[tuple[str, str]] = []
+    kept = []
     for e in edges:
         if e.get("kind") in ("spawn", "launch") and e["to"] not in parent:
+            up = e["from"]
+            while up in parent and up != e["to"]:
+                up = parent[up][0]
+            if up == e["to"]:
+                what = "to itself" if e["from"] == e["to"] else f"closing a cycle through {str(e['from'])[:60]}"
+                cut.append((sid[e["to"]], f"{e['kind']} edge of node {str(e['to'])[:60]} {what}; left out"))
+                continue
             parent[e["to"]] = (e["from"], e["kind"])
+        kept.append(e)
+    edges = kept
 
     def depth(node: str) -> int:
         d, seen = 0, {node}
@@ -174,4 +210,4 @@ def _one(doc: dict, producer: str | None) -> tuple[dict, list[dict], list[dict],
         "models": models,
         "producer": producer,
     }
-    return run, members, out_edges, out_arts
+    return run, members, out_edges, out_arts, cut

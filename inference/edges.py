@@ -97,6 +97,19 @@ ARTIFACTS = pl.Schema(
 )
 
 
+# The columns sql/schema.sql declares NOT NULL (tests/test_schema.py holds the two equal): a row
+# missing one would abort the store's whole inference transaction, so the partition that made
+# it is refused before the write (partitions.infer_safely). ``edges`` holds lineage too, whose
+# run_id is null.
+NOT_NULL: dict[str, tuple[str, ...]] = {
+    "edges": ("edge_id", "kind", "src", "dst", "tier", "pass"),
+    "runs": ("run_id", "root_session_id", "n_sessions", "n_spawns", "n_launches", "n_artifact_edges"),
+    "run_sessions": ("run_id", "session_id", "depth"),
+    "artifacts": ("path", "version", "producer", "n_writes", "n_reads"),
+    "inference_diagnostics": ("pass", "code", "count"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class PassResult:
     edges: pl.DataFrame

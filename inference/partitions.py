@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 
 import polars as pl
 
-from sessiongraph.inference.edges import INFERENCE_DIAGNOSTICS, Inferred, conform
+from sessiongraph.inference.edges import INFERENCE_DIAGNOSTICS, NOT_NULL, Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 
 KEYS = pl.Schema({"source_path": pl.String, "key": pl.String, "active": pl.Boolean})
@@ -151,7 +151,11 @@ def infer_group(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]:
         parts = [infer_group(_select(frames, f), f) for f in files.partition_by("partition_id")]
         return {name: pl.concat([p[name] for p in parts]) for name in parts[0]}
     if diags["partition_id"].is_null().any():
-        diags = diags.with_columns(partition_id=pl.lit(files["partition_id"][0]))
+        unnamed = pl.col("partition_id").is_null() & (pl.col("code") == "pass_failed")
+        diags = diags.with_columns(
+            detail=pl.when(unnamed).then(pl.col("detail") + f" in {_files(files)}").otherwise("detail"),
+            partition_id=pl.lit(files["partition_id"][0]),
+        )
     tables = done.tables()
     tables["inference_diagnostics"] = diags
     tables["session_partitions"] = sessions
@@ -180,21 +184,51 @@ def _select(frames: Frames, files: pl.DataFrame) -> Frames:
     return Frames(**{n: df.filter(pl.col("source_path").is_in(paths)) for n, df in frames.tables().items()})
 
 
+class Unstorable(ValueError):
+    """The passes gave a row the store cannot hold (a null in a NOT NULL column)."""
+
+
+def _check(tables: dict[str, pl.DataFrame]) -> None:
+    for name, columns in NOT_NULL.items():
+        df = tables[name]
+        for col in columns:
+            if df[col].null_count():
+                raise Unstorable(f"{name}.{col} null")
+
+
+def _files(files: pl.DataFrame, most: int = 3) -> str:
+    paths = files["source_path"].unique().sort().to_list()
+    more = f" and {len(paths) - most} more" if len(paths) > most else ""
+    return ", ".join(paths[:most]) + more
+
+
 def infer_safely(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """:func:`infer_group`, and a bug in it a diagnostic of each partition rather than a lost ingest."""
+    """:func:`infer_group`, with every failure kept to the partition that caused it: a group that
+    raises, or gives rows the store cannot hold, is run again one partition at a time, and a
+    partition that still fails stores no inference rows, only a ``pass_failed`` diagnostic naming
+    its files (its frames stay stored; every other partition is inferred as usual)."""
     try:
-        return infer_group(frames, files)
-    except Exception as exc:  # one failing group must not lose the others
+        tables = infer_group(frames, files)
+        _check(tables)
+        return tables
+    except Exception as exc:  # one failing partition must not lose the others
+        if files["partition_id"].n_unique() > 1:
+            return concat(infer_safely(_select(frames, f), f) for f in files.partition_by("partition_id"))
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        parts = files.select("partition_id").unique().sort("partition_id")
-        diags = parts.select(
-            pl.lit("partitions").alias("pass"),
-            pl.lit("pass_failed").alias("code"),
-            pl.lit(None, pl.String).alias("session_id"),
-            pl.lit(None, pl.String).alias("call_id"),
-            pl.lit(f"{type(exc).__name__} at {where.name}:{where.lineno}").alias("detail"),
-            pl.lit(1, pl.Int64).alias("count"),
-            "partition_id",
+        # Our own message names only a table and column; another exception's may quote log text.
+        what = str(exc) if isinstance(exc, Unstorable) else f"{type(exc).__name__} at {where.name}:{where.lineno}"
+        diags = (
+            files.select("partition_id")
+            .unique()
+            .select(
+                pl.lit("partitions").alias("pass"),
+                pl.lit("pass_failed").alias("code"),
+                pl.lit(None, pl.String).alias("session_id"),
+                pl.lit(None, pl.String).alias("call_id"),
+                pl.lit(f"{what}; no runs or edges inferred for {_files(files)}").alias("detail"),
+                pl.lit(1, pl.Int64).alias("count"),
+                "partition_id",
+            )
         )
         tables = Inferred().tables()
         tables["inference_diagnostics"] = conform(diags, STORED_DIAGNOSTICS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -11,6 +12,7 @@ from typing import NamedTuple
 
 from sessiongraph.ingest import registry
 from sessiongraph.ingest.errors import SessiongraphError
+from sessiongraph.ingest.files import MAX_LINE_BYTES, NotRegularFile, open_regular
 
 HEAD_BYTES = 64 * 1024
 # When nobody claims the head, classification reads on up to this many bytes and asks again: a
@@ -37,7 +39,7 @@ class Found:
     path: str
     harness: str | None
     # not_transcript | not_a_log | no_session | unknown_format | unreadable_file | empty_file |
-    # symlink_loop
+    # symlink_loop | special_file
     skip_reason: str | None = None
 
 
@@ -66,14 +68,19 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
     it cannot be stat'ed). One ``scandir`` per folder and one ``stat`` per log file, nothing
     else per file: a warm ingest of 100k unchanged files is this walk and a comparison.
     Symlinked folders are followed once each (a link back up the tree is a loop: reported, not
-    walked); a folder that cannot be listed is reported too, so nothing is skipped silently."""
-    if root.is_file():
-        yield (str(root), *size_mtime(str(root)))
-        return
+    walked); a folder that cannot be listed is reported too, so nothing is skipped silently.
+    Only regular files are listed: a FIFO, socket or device (or a link to one) is a
+    ``special_file`` problem, never opened (reading a FIFO would wait for a writer forever)."""
     try:
         top = os.stat(root)
     except OSError as err:
         problems.append(Found(err.filename or str(root), None, "unreadable_file"))
+        return
+    if stat.S_ISREG(top.st_mode):
+        yield str(root), top.st_size, top.st_mtime_ns
+        return
+    if not stat.S_ISDIR(top.st_mode):
+        problems.append(Found(str(root), None, "special_file"))
         return
     seen: set[tuple[int, int]] = set()
     name = attrgetter("name")
@@ -105,9 +112,13 @@ def _walk(root: Path, problems: list[Found]) -> Iterator[tuple[str, int, int]]:
             elif e.name.endswith(LOG_SUFFIXES):
                 try:
                     fst = e.stat()
-                    yield e.path, fst.st_size, fst.st_mtime_ns
                 except OSError:
                     yield e.path, -1, -1
+                    continue
+                if stat.S_ISREG(fst.st_mode):
+                    yield e.path, fst.st_size, fst.st_mtime_ns
+                else:
+                    problems.append(Found(e.path, None, "special_file"))
         for d in reversed(dirs):
             try:
                 # Only a symlink can lead back to a folder already walked: a plain subfolder's
@@ -140,14 +151,21 @@ def classify(path: str) -> Found:
     if not_transcript(path):
         return Found(path, None, "not_transcript")
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(HEAD_BYTES)
             if not head.strip():
                 return Found(path, None, "empty_file" if path.endswith(REPORTED_SUFFIXES) else "not_a_log")
             more = len(head) == HEAD_BYTES
             found = _claim(path, head, final=not more)
             if found is None and more:  # inconclusive: look further, bounded
-                found = _claim(path, head + fh.read(PROBE_BYTES - HEAD_BYTES), final=True)
+                probe = head + fh.read(PROBE_BYTES - HEAD_BYTES)
+                found = _claim(path, probe, final=len(probe) < PROBE_BYTES or b"\n" in probe)
+                if found is None and b"\n" not in probe:
+                    # One record larger than the probe (a big paste first): judge by the records
+                    # after it, reading past it in chunks (at most a line's cap).
+                    found = _claim(path, _after_first_line(fh, len(probe)), final=True)
+    except NotRegularFile:  # swapped for a FIFO or device since the listing
+        return Found(path, None, "special_file")
     except OSError:
         return Found(path, None, "unreadable_file")
     if found is not None:
@@ -161,6 +179,19 @@ def not_transcript(path: str) -> bool:
     if name not in NOT_TRANSCRIPTS:
         return False
     return not (name == "journal.jsonl" and registry.get("claude-code").is_workflow_journal(path))
+
+
+def _after_first_line(fh, read: int) -> bytes:
+    """PROBE_BYTES from just past the first newline (empty if it lies past MAX_LINE_BYTES)."""
+    while read <= MAX_LINE_BYTES:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            return b""
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return (chunk[k + 1 :] + fh.read(PROBE_BYTES))[:PROBE_BYTES]
+        read += len(chunk)
+    return b""
 
 
 def _claim(path: str, head: bytes, final: bool) -> Found | None:

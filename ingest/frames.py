@@ -272,6 +272,7 @@ DIAGNOSTICS = pl.Schema(
         "code": pl.String,  # stable machine code, see DIAGNOSTIC_CODES
         "detail": pl.String,  # field names and values we own, never log text
         "harness": pl.String,
+        "count": pl.Int64,  # problems this row stands for: repeats of a code past the first few are folded in
     }
 )
 
@@ -353,6 +354,7 @@ DOCUMENTS = pl.Schema(
 # Every code an adapter or the pipeline may emit, with what it means (README lists them too).
 DIAGNOSTIC_CODES: dict[str, str] = {
     "truncated_line": "last line has no newline and does not parse: a transcript still being written",
+    "line_too_long": "a line longer than files.MAX_LINE_BYTES: read past, never held",
     "invalid_json": "a line that is not JSON",
     "not_object": "a JSON line that is not an object",
     "invalid_utf8": "a line with invalid UTF-8, read with replacement characters",
@@ -367,6 +369,7 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "empty_file": "a file with no records",
     "unreadable_file": "a file or folder that cannot be opened or read",
     "symlink_loop": "a symlinked folder that leads back into a folder already walked; not walked again",
+    "special_file": "a FIFO, socket or device (or a link to one) among the logs: never opened",
     "unknown_format": "a log file that belongs to no known harness",
     "no_session": "a file with records but no session identity (no session_meta / sessionId)",
     "missing_session_id": "records without a session id (sessionId / session_meta): the id is the file's name",

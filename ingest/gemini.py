@@ -95,7 +95,7 @@ MANY_ARGS = ("paths", "file_paths")
 SEARCH_TOOLS = frozenset({"list_directory", "search_file_content", "grep_search", "glob"})
 DIR_ARGS = ("dir_path", "path", "directory")
 MAX_OUTPUT_IDS = 20
-MAX_BYTES = 512 * 1024 * 1024
+MAX_BYTES = 128 * 1024 * 1024  # a chat is one JSON document, parsed whole (about 4x its size in memory)
 
 _CALL_MS = re.compile(r"-(\d{13})-[0-9A-Za-z]+$")
 _EXIT = re.compile(r"^Exit Code:\s*(-?\d+)", re.M)

@@ -14,6 +14,13 @@ from datetime import datetime
 import msgspec
 import orjson
 
+from sessiongraph.ingest.files import MAX_LINE_BYTES, TOO_LONG, lines, open_regular, read_bounded
+
+# Rows kept per diagnostics code and file: the first ones are examples (their lines), every later
+# one is counted into the last example's ``count``, so a file of ten million junk lines costs a
+# few rows, not ten million.
+EXAMPLES_PER_CODE = 20
+
 
 @dataclass(slots=True)
 class Diagnostics:
@@ -22,17 +29,31 @@ class Diagnostics:
     source_path: str
     harness: str | None = None
     rows: list[dict] = field(default_factory=list)
+    # code -> its rows so far and the last; rebuilt when ``rows`` is replaced (a restored state)
+    _by_code: dict[str, tuple[int, dict]] = field(default_factory=dict)
+    _of: list[dict] | None = None
 
     def add(self, code: str, line: int | None = None, detail: str = "") -> None:
-        self.rows.append(
-            {
-                "source_path": self.source_path,
-                "line": line,
-                "code": code,
-                "detail": detail[:200],
-                "harness": self.harness,
-            }
-        )
+        if self._of is not self.rows:
+            self._by_code = {}
+            for row in self.rows:
+                n, _ = self._by_code.get(row["code"], (0, row))
+                self._by_code[row["code"]] = (n + 1, row)
+            self._of = self.rows
+        n, last = self._by_code.get(code, (0, None))
+        if last is not None and n >= EXAMPLES_PER_CODE:
+            last["count"] = (last.get("count") or 1) + 1
+            return
+        row = {
+            "source_path": self.source_path,
+            "line": line,
+            "code": code,
+            "detail": detail[:200],
+            "harness": self.harness,
+            "count": 1,
+        }
+        self.rows.append(row)
+        self._by_code[code] = (n + 1, row)
 
 
 def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
@@ -42,7 +63,7 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
     and records ``unreadable_file``. Lines are read as bytes so invalid UTF-8 is caught per line.
     """
     try:
-        fh = open(path, "rb")
+        fh = open_regular(path)
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return
@@ -50,10 +71,13 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
     any_content = False
     with fh:
         try:
-            for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is read after the loop
+            for n, raw in enumerate(lines(fh), start=1):  # noqa: B007 - n is read after the loop
                 if not raw.strip():
                     continue
                 any_content = True
+                if raw is TOO_LONG:
+                    diags.add("line_too_long", n, f"longer than {MAX_LINE_BYTES} bytes; skipped")
+                    continue
                 record = decode_line(raw, n, diags)
                 if record is not None:
                     yield n, record
@@ -248,11 +272,10 @@ def read_document(path: str, diags: Diagnostics, max_bytes: int) -> bytes | None
     """A whole-file JSON document's bytes (BOM and leading blanks removed), or None with a
     diagnostic: too big, unreadable or empty."""
     try:
-        if os.path.getsize(path) > max_bytes:
+        raw = read_bounded(path, max_bytes)
+        if raw is None:
             diags.add("unreadable_file", None, f"larger than {max_bytes} bytes")
             return None
-        with open(path, "rb") as fh:
-            raw = fh.read()
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return None

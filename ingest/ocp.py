@@ -13,17 +13,17 @@ Converting 0.1/0.2 to 0.3 (OCP digest sections 5-6): an edge without a tier gets
 
 from __future__ import annotations
 
-import os
 import re
 
 import orjson
 
+from sessiongraph.ingest.files import read_bounded
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json_type, parse_ts
 
 NAME = "ocp"
 VERSIONS = ("0.1", "0.2", "0.3")
-MAX_BYTES = 256 * 1024 * 1024  # a run document is kilobytes; anything this big is not one
+MAX_BYTES = 32 * 1024 * 1024  # a run document is kilobytes; parsed whole, about 10x its size in memory
 _OCP_KEY = re.compile(rb'"ocp"\s*:\s*"0\.[123]"')
 
 
@@ -64,8 +64,10 @@ def to_v03(doc: dict) -> dict:
 
 def capabilities(doc: dict) -> dict:
     """Declared from what the document holds, so no capability is ever false but present."""
-    edges = doc.get("edges", [])
-    costs = [a.get("cost") or {} for a in doc.get("attempts", [])]
+    # A crafted document may hold anything where objects belong: such members count for nothing.
+    edges = [e for e in doc.get("edges") or [] if isinstance(e, dict)]
+    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict)]
+    costs = [as_dict(a.get("cost")) for a in attempts]
     token_keys = (
         "input_tokens",
         "cached_input_tokens",
@@ -86,7 +88,7 @@ def capabilities(doc: dict) -> dict:
         "edges_artifact": any(e.get("kind") == "artifact" for e in edges),
         "cost_usd": any("usd" in c for c in costs),
         "cost_tokens": any(k in c for c in costs for k in token_keys),
-        "outcome_evidence": any("evidence" in (a.get("outcome") or {}) for a in doc.get("attempts", [])),
+        "outcome_evidence": any("evidence" in as_dict(a.get("outcome")) for a in attempts),
         "task": "task" in run,
         "configuration": "configuration" in run,
         "signals": bool(run.get("signals")),
@@ -102,11 +104,10 @@ def node_session(run_id: str, node_id: str) -> str:
 def parse(path: str) -> Frames:
     diags = Diagnostics(path, NAME)
     try:
-        if os.path.getsize(path) > MAX_BYTES:
+        raw = read_bounded(path, MAX_BYTES)
+        if raw is None:
             diags.add("bad_document", None, f"larger than {MAX_BYTES} bytes")
             return Frames.from_rows(diagnostics=diags.rows)
-        with open(path, "rb") as fh:
-            raw = fh.read()
     except OSError as exc:
         diags.add("unreadable_file", None, type(exc).__name__)
         return Frames.from_rows(diagnostics=diags.rows)
@@ -126,7 +127,7 @@ def parse(path: str) -> Frames:
     sessions, usage = [], []
     nodes = {n["id"] for n in doc["nodes"]}
     for a in doc.get("attempts") or []:
-        if not isinstance(a, dict) or a.get("node") not in nodes:
+        if not isinstance(a, dict) or not isinstance(a.get("node"), str) or a["node"] not in nodes:
             diags.add(
                 "bad_document",
                 None,

@@ -46,6 +46,7 @@ from urllib.request import pathname2url
 import orjson
 
 from sessiongraph.ingest import apply_patch
+from sessiongraph.ingest.files import open_regular, read_bounded
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, find_uuids, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
@@ -124,7 +125,7 @@ def _db_tables(path: str) -> set[str]:
 def parse(path: str) -> Frames:
     """Parse one session file of the storage tree, or a whole ``opencode.db``."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             magic = fh.read(len(SQLITE_MAGIC))
     except OSError as exc:
         d = Diagnostics(path, NAME)
@@ -401,10 +402,10 @@ class _Tree:
     def _load(self, file: Path, what: str) -> dict | None:
         rel = os.path.relpath(file, self.storage)
         try:
-            if file.stat().st_size > MAX_OBJECT_BYTES:
+            raw = read_bounded(file, MAX_OBJECT_BYTES)  # st_size says 0 for a device: count the bytes
+            if raw is None:
                 self.b.d.add("unreadable_file", None, f"{rel}: larger than {MAX_OBJECT_BYTES} bytes")
                 return None
-            raw = file.read_bytes()
         except OSError as exc:
             self.b.d.add("unreadable_file", None, f"{rel}: {type(exc).__name__}")
             return None

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import orjson
 
+from sessiongraph.ingest.files import open_regular
+
 HEAD_RECORDS = 12  # records detect() looks at
 # Entry types oh-my-pi adds to pi's v3 (oh-my-pi docs/session.md, 2026).
 OMP_ONLY_TYPES = frozenset(
@@ -93,7 +95,7 @@ def place(path: str) -> tuple[str | None, str | None]:
 def header_id(path: str) -> str | None:
     """The header id of a main session file (its first two lines: title slot, header)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             lines = [fh.readline(1 << 20), fh.readline(1 << 20)]
     except OSError:
         return None

@@ -126,7 +126,7 @@ REQUIRED = (
 )
 # A file is Prickle's when its first task carries these (the rest may be missing: a diagnostic).
 DETECT_KEYS = ("id", "project", "state", "assignee", "packet", "parent_task_id", "created_at", "updated_at")
-MAX_BYTES = 512 * 1024 * 1024
+MAX_BYTES = 128 * 1024 * 1024  # a task file is one JSON document, parsed whole
 MAX_REVISION = 1000  # the schema allows 2**53; more resubmissions than this is not a real task
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -10,6 +10,10 @@ The profiles are OCP's (``privacy.profile``):
   (``ingest.secrets``), and the adapters fill the ``texts`` frame (step text, masked and cut to
   ``--max-text-chars`` as it is read: ``ingest.steps``).
 
+Under both profiles, the metadata a log's author fills freely (``MASKED_COLUMNS``: a remote URL
+with a token in it, a branch or folder named ``API_KEY=...``) has its secrets masked too: no
+credential reaches the store, a checkpoint or an export, whatever the profile.
+
 ``apply`` is the one step between a parse and the store: every frame the store writes went
 through it.
 """
@@ -26,6 +30,28 @@ from sessiongraph.ingest.steps import STATE_MARK
 DEFAULT: Profile = "metadata_only"
 # The frame columns that hold log text (everything else is ids, times, counts, names and paths).
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {"calls": ("command", "description")}
+# Metadata columns whose values come from the log as written (URLs, names, folders), masked under
+# every profile: ids, hashes, times and our own vocabularies are left alone.
+MASKED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sessions": (
+        "cwd",
+        "git_branch",
+        "git_repo",
+        "harness_version",
+        "model",
+        "entrypoint",
+        "originator",
+        "slug",
+        "agent_type",
+        "state",
+        "waiting_on",
+        "status",
+    ),
+    "calls": ("cwd",),
+    "launches": ("cwd", "output_file", "script"),
+    "file_events": ("path",),
+}
+_MASKED_KEYS = frozenset(c for cols in MASKED_COLUMNS.values() for c in cols)
 
 
 def check(profile: str) -> None:
@@ -47,12 +73,32 @@ def apply(frames: Frames, profile: str = DEFAULT) -> Frames:
                 else row
                 for row in rows
             ]
+    masks: dict[str, str] = {}  # one mask per distinct value: a file's calls share a few cwds
+    for name, columns in MASKED_COLUMNS.items():
+        rows = changed.get(name) or frames.rows(name)
+        out = None
+        for i, row in enumerate(rows):
+            fixed = {c: m for c in columns if (v := row.get(c)) and (m := _mask_once(v, masks)) != v}
+            if fixed:
+                out = out if out is not None else list(rows)
+                out[i] = {**row, **fixed}
+        if out is not None:
+            changed[name] = out
     if profile != "full" and frames.height("texts"):
         changed["texts"] = []  # only a full parse fills it; never stored under another profile
     docs = frames.rows("documents")
     if docs:
         changed["documents"] = [{**d, "document": _document(d["document"], profile)} for d in docs]
     return frames.replace(**changed) if changed else frames
+
+
+def _mask_once(value, masks: dict[str, str]):
+    if type(value) is not str:
+        return value
+    done = masks.get(value)
+    if done is None:
+        done = masks[value] = mask(value) or value
+    return done
 
 
 def text(value: str | None, profile: str) -> str | None:
@@ -73,6 +119,9 @@ def scrub_state(state, profile: str):
             for c in TEXT_COLUMNS["calls"]:
                 if c in out:
                     out[c] = text(out[c], profile)
+        for c in _MASKED_KEYS.intersection(state):  # session and call rows carried in the state
+            if type(out[c]) is str:
+                out[c] = mask(out[c])
         if "cut_chars" in state and profile != "full":  # a texts row (ingest.steps)
             out["text"] = None
         return out

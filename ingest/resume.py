@@ -23,12 +23,13 @@ import os
 import pickle
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol, TypeVar
 
 import pyarrow as pa
 
+from sessiongraph.ingest.files import MAX_LINE_BYTES, TOO_LONG, lines, open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 
@@ -82,7 +83,7 @@ def parse(
     parser: Parser | None
     try:
         # A large buffer: readline fills a long line in a few reads, not one per 8 KB.
-        fh = open(path, "rb", buffering=_READ)  # closed below, after both phases
+        fh = open_regular(path, buffering=_READ)  # closed below, after both phases
     except OSError as exc:
         parser = new(path)
         parser.diags.add("unreadable_file", None, type(exc).__name__)
@@ -123,26 +124,18 @@ def parse(
 def _feed(parser: Parser, fh: BinaryIO, line: int, length: int, decode: Decode) -> tuple[int, bool]:
     """Feed ``length`` bytes of lines from the current position; returns (last line, any content)."""
     any_content = False
-    for raw in _lines(fh, length):
+    for raw in lines(fh, length):
         line += 1
         if not raw or raw.isspace():  # as `not raw.strip()`, without copying a long line
             continue
         any_content = True
+        if raw is TOO_LONG:
+            parser.diags.add("line_too_long", line, f"longer than {MAX_LINE_BYTES} bytes; skipped")
+            continue
         record = decode(raw, line, parser.diags)
         if record is not None:
             parser.feed(line, record)
     return line, any_content
-
-
-def _lines(fh: BinaryIO, length: int) -> Iterator[bytes]:
-    """The lines of the next ``length`` bytes (the last one may lack its newline)."""
-    left = length
-    while left > 0:
-        raw = fh.readline(left)
-        if not raw:
-            return
-        left -= len(raw)
-        yield raw
 
 
 def _complete_end(fh: BinaryIO, size: int) -> int:

@@ -53,6 +53,13 @@ RULES: tuple[tuple[str, str], ...] = (
     ("huggingface", _EDGE + r"hf_[A-Za-z0-9]{30,}"),
     ("npm", _EDGE + r"npm_[A-Za-z0-9]{36}"),
     ("jwt", _EDGE + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    # The userinfo of a URL (`https://user:pass@host`, `https://x-access-token:ghp_...@host`): a
+    # password, or a user name long enough to be a token; `ssh://git@host` keeps its user.
+    (
+        "url_credentials",
+        r"(?i)\b[a-z][a-z0-9+.-]*://(?!\[REDACTED:)"
+        r"(?P<secret>[^\s/?#@:\[\]]*:[^\s/?#@]+|[A-Za-z0-9_.~-]{16,})@",
+    ),
     ("bearer", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
     ("basic", r"\bAuthorization:\s*Basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})"),
     # Generic assignments: a password may be any 6+ characters; a token, secret or key value
@@ -67,7 +74,7 @@ _COMPILED = tuple((kind, re.compile(pattern, re.S)) for kind, pattern in RULES)
 # A cheap pre-check: most text has none of these, and then no pattern needs to run.
 _HINT = re.compile(
     r"(?i)PRIVATE KEY|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|k_live_|k_test_|hf_|npm_|eyJ"
-    r"|bearer|basic|pass|secret|token|key|credential"
+    r"|bearer|basic|pass|secret|token|key|credential|://[^\s/@]+@"
 )
 
 

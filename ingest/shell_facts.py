@@ -13,6 +13,7 @@ import dataclasses
 import os
 import stat
 
+from sessiongraph.ingest.files import open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.paths import canonical_frames, normalise, on_this_machine
 from sessiongraph.ingest.shell import SHELLS, Launchers, ScriptRun, analyse
@@ -24,6 +25,8 @@ REVIEW_WORD = "review"
 # regular file inside the session's workspace once symlinks are resolved; it and the scripts it
 # runs, one level down, are scanned for agent-CLI runs. Anything else is counted, never followed.
 MAX_SCRIPT_BYTES = 64 * 1024
+# A script without a shebang is read only when its name says it is one.
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh")
 SCRIPT_LEVELS = 2  # the script the call ran, and a script that one runs
 SCRIPT_DIAGNOSTIC = "script_not_followed"
 
@@ -103,7 +106,9 @@ def derive(
             more, problems = script_launches(run, workspace, launchers)
             found += [dataclasses.replace(ln, segment=len(found) + i) for i, ln in enumerate(more)]
             harness = (call.get("session_id") or "").partition(":")[0] or None
-            diags += [{**where, "code": SCRIPT_DIAGNOSTIC, "detail": p, "harness": harness} for p in problems]
+            diags += [
+                {**where, "code": SCRIPT_DIAGNOSTIC, "detail": p, "harness": harness, "count": 1} for p in problems
+            ]
         for ln in found:
             runs.append(
                 {
@@ -167,12 +172,15 @@ def script_launches(run: ScriptRun, workspace: str | None, launchers: Launchers 
 
 def _read_script(run: ScriptRun, workspace: str | None) -> tuple[str, str | None, str | None]:
     """(reason it cannot be read, its text, its path): the text only for a small regular text
-    file inside ``workspace`` (after symlinks) that is a shell script."""
+    file inside ``workspace`` (after symlinks) that is a shell script (a shell shebang, or a
+    ``.sh``-like name). The log's author chose ``workspace``: it counts only as a folder of this
+    machine that is neither ``/`` nor the home folder (nor above it), so a log cannot make an
+    ingest read host files, and nothing outside it is said to be ``missing``."""
     path = normalise(run.word, run.cwd) if run.word is not None and run.cwd else None
     if path is None or not workspace:
         return "unresolvable", None, path
     real, root = os.path.realpath(on_this_machine(path)), os.path.realpath(on_this_machine(workspace))
-    if os.path.commonpath([real, root]) != root:
+    if not _workspace(root) or os.path.commonpath([real, root]) != root:
         return "outside_workspace", None, path
     try:
         st = os.stat(real)
@@ -183,7 +191,7 @@ def _read_script(run: ScriptRun, workspace: str | None) -> tuple[str, str | None
     if st.st_size > MAX_SCRIPT_BYTES:
         return "too_large", None, path
     try:
-        with open(real, "rb") as fh:
+        with open_regular(real) as fh:
             data = fh.read(MAX_SCRIPT_BYTES + 1)
     except OSError:
         return "missing", None, path
@@ -195,4 +203,16 @@ def _read_script(run: ScriptRun, workspace: str | None) -> tuple[str, str | None
             interp = [w for w in interp[1:] if not w.startswith("-")]
         if interp and os.path.basename(interp[0]) not in SHELLS:
             return "not_shell", None, path
+    elif not real.endswith(SHELL_SUFFIXES):
+        return "not_shell", None, path
     return "", data.decode("utf-8", "replace"), path
+
+
+def _workspace(root: str) -> bool:
+    """A folder of this machine that may hold a workspace's scripts (``root`` is real)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return (
+        root != os.path.dirname(root)  # not "/" (or a drive's root)
+        and os.path.commonpath([root, home]) != root  # neither the home folder nor above it
+        and os.path.isdir(root)
+    )

@@ -55,7 +55,9 @@ def _errors(fn):
         try:
             return fn(*args, **kwargs)
         except SessiongraphError as exc:
-            raise click.ClickException(str(exc)) from None
+            from sessiongraph.views.output import printable
+
+            raise click.ClickException(printable(str(exc))) from None
 
     return wrapper
 
@@ -66,6 +68,13 @@ def _warn_prices(db) -> None:
 
     if warning := price_warning(db=db):
         click.echo(f"Warning: {warning}", err=True)
+
+
+def _echo(text: str) -> None:
+    """Print to the terminal: values from logs are untrusted, so no escape code reaches it."""
+    from sessiongraph.views.output import printable
+
+    click.echo(printable(text))
 
 
 class Date(click.ParamType):
@@ -186,11 +195,11 @@ def ingest(
     if out_parquet:
         written = sessiongraph.export_parquet(out_parquet, db=summary.db)
     if as_json:
-        click.echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
+        _echo(dumps({**summary.to_dict(), **({"dataset": written.to_dict()} if written else {})}))
         return
-    click.echo(_summary_text(summary))
+    _echo(_summary_text(summary))
     if written:
-        click.echo(_parquet_text(written))
+        _echo(_parquet_text(written))
 
 
 def _summary_text(s: IngestSummary) -> str:
@@ -248,7 +257,7 @@ def reprice(db, prices, no_prices, force, as_json):
     if prices and no_prices:
         raise click.UsageError("give --prices or --no-prices, not both")
     done = sessiongraph.reprice(db=db, prices=prices, drop_file=no_prices, force=force)
-    click.echo(dumps(done.to_dict()) if as_json else _prices_text(done.to_dict()))
+    _echo(dumps(done.to_dict()) if as_json else _prices_text(done.to_dict()))
 
 
 def _counts(counts: dict[str, int], bare: bool = False) -> str:
@@ -305,10 +314,10 @@ def query(sql, sql_file, db, fmt, parquet):
             raise click.UsageError("give --db or --parquet, not both")
         from sessiongraph.dataset.parquet import query as query_parquet
 
-        click.echo(render(query_parquet(text, parquet=parquet), fmt))
+        _echo(render(query_parquet(text, parquet=parquet), fmt))
         return
     _warn_prices(db)
-    click.echo(render(sessiongraph.query(text, db=db), fmt))
+    _echo(render(sessiongraph.query(text, db=db), fmt))
 
 
 def _listing_options(fn):
@@ -353,7 +362,7 @@ def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
 
     _warn_prices(db)
     df = getattr(sessiongraph, kind)(db=db, **filters)
-    click.echo(render(df, "json" if as_json else fmt, wide=wide))
+    _echo(render(df, "json" if as_json else fmt, wide=wide))
 
 
 @main.command()
@@ -412,7 +421,7 @@ def show(run, db, fmt, out):
 
         save(out, text.rstrip("\n") + "\n")
     else:
-        click.echo(text.rstrip("\n"))
+        _echo(text.rstrip("\n"))
 
 
 @main.command()
@@ -442,7 +451,7 @@ def report(db, since, fmt, out):
                 (Path(out).parent / name).parent.mkdir(parents=True, exist_ok=True)
                 save(Path(out).parent / name, page)
     else:
-        click.echo(text.rstrip("\n"))
+        _echo(text.rstrip("\n"))
 
 
 @main.group()
@@ -465,11 +474,11 @@ def export_ocp(out, runs, since, privacy, db, as_json):
     _warn_prices(db)
     summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy)
     if as_json:
-        click.echo(dumps(summary.to_dict()))
+        _echo(dumps(summary.to_dict()))
         return
-    click.echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
+    _echo(f"Wrote {summary.documents} OCP documents to {summary.out}")
     if summary.unpriced_models:
-        click.echo(
+        _echo(
             "No price for: "
             + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
             + " (usd left out of those attempts)"
@@ -491,7 +500,7 @@ def export_parquet(out, privacy, db, as_json):
 
     _warn_prices(db)
     summary = sessiongraph.export_parquet(out, db=db, privacy=privacy)
-    click.echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
+    _echo(dumps(summary.to_dict()) if as_json else _parquet_text(summary))
 
 
 @export.command("trajectories")
@@ -538,10 +547,10 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
         min_steps=min_steps,
     )
     if as_json:
-        click.echo(dumps(s.to_dict()))
+        _echo(dumps(s.to_dict()))
         return
     splits = ", ".join(f"{name} {n} ({s.runs[name]} runs)" for name, n in s.rows.items())
-    click.echo(
+    _echo(
         f"Trajectories: {s.out}: {splits}; {s.duplicates} duplicates written once, {s.filtered} filtered out, "
         f"{s.without_text} sessions without text"
     )
@@ -574,6 +583,6 @@ def load(dataset, db, as_json):
 
     summary = sessiongraph.load(dataset, db=db)
     if as_json:
-        click.echo(dumps(summary.to_dict()))
+        _echo(dumps(summary.to_dict()))
         return
-    click.echo(f"Loaded {summary.dataset} into {summary.db}: " + ", ".join(f"{t} {n}" for t, n in summary.rows.items()))
+    _echo(f"Loaded {summary.dataset} into {summary.db}: " + ", ".join(f"{t} {n}" for t, n in summary.rows.items()))

@@ -219,7 +219,7 @@ def _parse_and_store(
         progress(0, len(todo))
     for parsed in engines.parse_all(engine, todo, workers=workers, address=address):
         batch_frames.append(parsed.frames)
-        for job, path, harness, skip_reason, checkpoint, harnesses, codes, in_window in parsed.files:
+        for job, path, harness, skip_reason, checkpoint, harnesses, codes, counts, in_window in parsed.files:
             done += 1
             if checkpoint is not None and checkpoint.resumed_from:
                 summary.files_resumed += 1
@@ -232,7 +232,8 @@ def _parse_and_store(
                 else:
                     summary.files_read += 1
                 plan.sessions.update(harnesses)
-                plan.diagnostics.update(codes)
+                for code, n in zip(codes, counts, strict=True):
+                    plan.diagnostics[code] += n
                 # Files that are not logs are remembered too, so the next ingest need not open them.
                 batch.append(
                     WrittenFile(
@@ -241,7 +242,7 @@ def _parse_and_store(
                         job.size,
                         job.mtime,
                         len(harnesses),
-                        len(codes),
+                        sum(counts),
                         skip_reason,
                         job.privacy,
                         replaces=path in plan.stored,

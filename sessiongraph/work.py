@@ -40,7 +40,7 @@ from sessiongraph.ingest.shell_facts import carry, shell_facts
 BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
-DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop"})
+DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop", "special_file"})
 
 
 class Job(NamedTuple):
@@ -83,7 +83,8 @@ class ParsedFile(NamedTuple):
     skip_reason: str | None
     checkpoint: Checkpoint | None  # where the next ingest may resume this file
     harnesses: tuple[str, ...]  # the harness of each of its sessions
-    codes: tuple[str, ...]  # the code of each of its diagnostics
+    codes: tuple[str, ...]  # the code of each of its diagnostics rows
+    counts: tuple[int, ...]  # how many problems each of those rows stands for (repeats are folded)
     in_window: bool  # False: outside --since/--until, its rows are not in the batch
 
 
@@ -147,11 +148,12 @@ def _parse_path(
         frames, saved = adapter.parse_from(found.path, checkpoint, lambda state: profiles.scrub_state(state, privacy))
         resumed = checkpoint is not None and saved is not None and saved.resumed_from > 0
         carried = resume.loads(checkpoint.carry) if resumed and checkpoint and checkpoint.carry else None
-        frames = shell_facts(frames, carried, launchers)
+        frames = profiles.apply(shell_facts(frames, carried, launchers), privacy)
         if saved is not None and privacy != "full":
-            # The state kept no commands: keep what they said for the next resume.
+            # The state kept no commands: keep what they said for the next resume (masked rows,
+            # the calls' kinds and lines are all it needs of them).
             saved = dataclasses.replace(saved, carry=resume.dumps(carry(frames, saved.line)))
-        return FileRows(found, profiles.apply(frames, privacy), saved)
+        return FileRows(found, frames, saved)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop a batch of thousands
         where = traceback.extract_tb(exc.__traceback__)[-1]
         diags.add("internal_error", None, f"{type(exc).__name__} at {os.path.basename(where.filename)}:{where.lineno}")
@@ -168,8 +170,11 @@ def parse_batch(jobs: Sequence[Job]) -> Batch:
         in_window = _in_window(frames, job.since, job.until)
         harnesses = tuple(frames.values("sessions", "harness"))
         codes = tuple(frames.values("diagnostics", "code"))
+        counts = tuple(n or 1 for n in frames.values("diagnostics", "count"))
         files.append(
-            ParsedFile(None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, in_window)
+            ParsedFile(
+                None, found.path, found.harness, found.skip_reason, checkpoint, harnesses, codes, counts, in_window
+            )
         )
         if in_window:
             kept.append(frames)

@@ -185,6 +185,7 @@ CREATE TABLE IF NOT EXISTS diagnostics (
     code        VARCHAR NOT NULL,
     detail      VARCHAR,
     harness     VARCHAR,
+    count       BIGINT,            -- problems this row stands for (ingest/jsonl.py Diagnostics folds repeats)
     ingest_id   BIGINT NOT NULL
 );
 

@@ -161,9 +161,10 @@ def test_nothing_of_a_script_reaches_the_store(wild):
     assert launches == 3  # (a), (c) and (b): one launch row each, read from agent.sh through review.sh
 
 
-def test_in_place_the_scripts_are_missing_and_counted(tmp_path):
+def test_in_place_the_scripts_are_outside_any_workspace_and_counted(tmp_path):
     """The logs as shipped name /home/dev/projects, which this machine does not have: no
-    script is read, each one run is counted, and the other edges stand."""
+    script is read, each one run is counted as outside a workspace (never ``missing``, which
+    would tell the log's author what this machine holds), and the other edges stand."""
     if Path(LOGGED).exists():
         pytest.skip(f"{LOGGED} exists here")
     summary = ingest([str(SCENARIO)], db=str(tmp_path / "s.duckdb"), workers=1)
@@ -172,8 +173,8 @@ def test_in_place_the_scripts_are_missing_and_counted(tmp_path):
             "SELECT detail, count(*) FROM diagnostics WHERE code = 'script_not_followed' GROUP BY 1 ORDER BY 1"
         ).rows()
         launched = store.query("SELECT count(*) FROM all_edges WHERE kind = 'launch'").item()
-    # (a), (c), (b) run review.sh, (e) deploy.sh, (f) ext.sh: missing; (g) tools/$t.sh: unresolvable
-    assert details == [("missing", 5), ("unresolvable", 1)]
+    # (a), (c), (b) run review.sh, (e) deploy.sh, (f) ext.sh: no workspace here; (g) tools/$t.sh: unresolvable
+    assert details == [("outside_workspace", 5), ("unresolvable", 1)]
     assert launched == 1  # only `omx exec`, which needs no script
     assert summary.skipped_by_reason == {"no_session": 1, "not_a_log": 1}  # the snapshot stub; expected.json
 

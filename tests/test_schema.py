@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from sessiongraph import costs
+from sessiongraph.inference.edges import NOT_NULL
 from sessiongraph.ingest.frames import SCHEMAS, Frames
 from sessiongraph.store import INFERENCE_TABLES, Store
 
@@ -66,3 +67,23 @@ def test_inference_table_matches_its_schema(tmp_path, table):
     Store(tmp_path / "s.duckdb").close()
     expected = [(name, DUCK_TYPES[dtype]) for name, dtype in INFERENCE_TABLES[table].items()]
     assert _columns(tmp_path / "s.duckdb", table) == expected
+
+
+@pytest.mark.parametrize("table", sorted(NOT_NULL))
+def test_inference_not_null_columns_match_the_ddl(tmp_path, table):
+    """inference/edges.py NOT_NULL is what the store refuses to hold null (edges also hold lineage)."""
+    Store(tmp_path / "s.duckdb").close()
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    try:
+        required = {
+            name
+            for (name,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND is_nullable = 'NO'",
+                [table],
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    if table == "edges":
+        required.discard("run_id")  # lineage rows travel with the edges, run_id null
+    assert set(NOT_NULL[table]) == required

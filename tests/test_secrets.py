@@ -28,6 +28,11 @@ POSITIVES = [
     (f"git clone https://{GITHUB}@github.com/o/r", "git clone https://[REDACTED:github]@github.com/o/r"),
     (f"gh auth login --with-token <<< {GITHUB_PAT}", "gh auth login --with-token <<< [REDACTED:github]"),
     (f"aws_access_key_id = {AWS}", "aws_access_key_id = [REDACTED:aws]"),
+    ("https://alice:" + "hunter2Pa55" + "@git.acme.dev/x.git", "https://[REDACTED:url_credentials]@git.acme.dev/x.git"),
+    (
+        f"https://x-access-token:{GITHUB}@github.com/o/r.git",
+        "https://[REDACTED:url_credentials]@github.com/o/r.git",
+    ),
     (f"curl -d token={SLACK} https://slack.com/api", "curl -d token=[REDACTED:slack] https://slack.com/api"),
     (f"https://maps.googleapis.com/x?key={GOOGLE}", "https://maps.googleapis.com/x?key=[REDACTED:google]"),
     (f"jwt: {JWT}", "jwt: [REDACTED:jwt]"),
@@ -53,6 +58,8 @@ NEGATIVES = [
     "fix the failing tests in src/auth and run pytest -q",
     "git show 9fceb02d0ae598e95dc970b74767f19372d61af8",  # a commit SHA
     "session 019b036b-c520-7c3e-9a41-5be0d7f2c816 resumed",  # a uuid
+    "ssh://git@github.com/o/r.git and git@github.com:o/r.git",  # a user, no password
+    "http://[::1]:8080/x, mail dev@example.com",
     "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "max_tokens=4096 and output_tokens: 12345678",
     "token = get_token()",  # a call, not a value

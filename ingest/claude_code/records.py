@@ -28,6 +28,7 @@ from sessiongraph.ingest.claude_code.handoff import HANDOFF_CITE, _Handoff
 from sessiongraph.ingest.claude_code.journal import RUN_PREFIX
 from sessiongraph.ingest.claude_code.pairing import WORKFLOW_TOOL, _Pairing
 from sessiongraph.ingest.claude_code.session import _Session
+from sessiongraph.ingest.files import read_bounded
 from sessiongraph.ingest.frames import Frames, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
@@ -46,6 +47,7 @@ NAME = "claude-code"  # the adapter's NAME (the package's __init__ gives it)
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task up to 2.1.62, Agent from 2.1.63
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell on Windows builds
+MAX_SIDECAR_BYTES = 1 << 20  # an agent-<id>.meta.json holds a few ids: more is not one
 # tool -> (call kind, input key naming the file, file op)
 FILE_TOOLS: dict[str, tuple[str, str, str]] = {
     "Read": ("read", "file_path", "read"),
@@ -519,8 +521,13 @@ class _Parser(_Handoff, _Pairing):
     def _sidecar(self) -> dict:
         meta_path = self.path[: -len(".jsonl")] + ".meta.json"
         try:
-            with open(meta_path, "rb") as fh:
-                meta = orjson.loads(fh.read())
+            raw = read_bounded(meta_path, MAX_SIDECAR_BYTES)
+            if raw is None:
+                self.diags.add(
+                    "bad_sidecar", None, f"{os.path.basename(meta_path)}: larger than {MAX_SIDECAR_BYTES} bytes"
+                )
+                return {}
+            meta = orjson.loads(raw)
         except FileNotFoundError:
             return {}
         except (OSError, orjson.JSONDecodeError) as exc:

@@ -142,12 +142,25 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
     return summary
 
 
+# A folder name longer than this (file systems allow 255 bytes) holds a shortened partition value.
+MAX_SEGMENT = 100
+
+
 def _segment(value: str) -> str:
     """A partition value as a folder name: harness names and months are plain; anything else is
-    URI-encoded the way Hive readers decode it."""
+    URI-encoded the way Hive readers decode it. A value whose folder name would pass MAX_SEGMENT
+    (a crafted harness name) is cut and ends in ``~`` and 16 hex digits of its sha256: the same
+    value, the same folder, and no two values share one."""
     from urllib.parse import quote
 
-    return quote(value, safe="-_.")
+    quoted = quote(value, safe="-_.")
+    if len(quoted) <= MAX_SEGMENT:
+        return quoted
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    keep = value
+    while len(quote(keep, safe="-_.")) > MAX_SEGMENT - 17:
+        keep = keep[: max(0, min(len(keep) - 1, MAX_SEGMENT - 17))]
+    return f"{quote(keep, safe='-_.')}~{digest}"
 
 
 def _files(fs: pafs.FileSystem, folder: str) -> list[str]:
@@ -245,23 +258,23 @@ def _check_version(fs: pafs.FileSystem, path: str) -> None:
 
 
 def query(sql: str, *, parquet: str | os.PathLike) -> pl.DataFrame:
-    """Run ``sql`` with DuckDB over a dataset: one view per table (partition columns included)."""
+    """Run ``sql`` with DuckDB over a dataset: one view per table (partition columns included).
+
+    The same sandbox as a store's reader: each table is a pyarrow dataset of its own files that
+    DuckDB scans, and DuckDB itself may touch no file and load no extension (a shared ``--file``
+    query cannot COPY, read_csv, ATTACH or INSTALL), with its configuration locked."""
     fs, base = filesystem(parquet)
     present = _tables_present(fs, base)
-    con = duckdb.connect(config={"autoinstall_known_extensions": False})
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         for name, has_files in present.items():
             if not has_files:
                 con.register(f"_{name}_empty", _empty(name))
                 con.execute(f"CREATE VIEW {name} AS SELECT * FROM _{name}_empty")
-            elif isinstance(fs, pafs.LocalFileSystem):
-                glob = f"{base}/{name}/**/*.parquet".replace("'", "''")
-                con.execute(
-                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true, "
-                    "hive_types = {'harness': VARCHAR, 'month': VARCHAR}, union_by_name = true)"
-                )
-            else:  # an object store: DuckDB scans the pyarrow dataset, which reads through ``fs``
+            else:  # pyarrow reads the files (through ``fs``: local or an object store), not DuckDB
                 con.register(name, _dataset(fs, base, name))
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
         rel = con.sql(sql)
         # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
         return pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(rel.to_arrow_table()))

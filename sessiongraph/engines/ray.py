@@ -203,6 +203,7 @@ def parse_batch(batch: pa.Table) -> pa.Table:
         "skip_reason": [[f.skip_reason for f in files]],
         "harnesses": [[list(f.harnesses) for f in files]],
         "codes": [[list(f.codes) for f in files]],
+        "counts": [[list(f.counts) for f in files]],
         "in_window": [[f.in_window for f in files]],
     }
     types = {
@@ -212,6 +213,7 @@ def parse_batch(batch: pa.Table) -> pa.Table:
         "skip_reason": pa.large_list(pa.large_string()),
         "harnesses": pa.large_list(pa.large_list(pa.large_string())),
         "codes": pa.large_list(pa.large_list(pa.large_string())),
+        "counts": pa.large_list(pa.large_list(pa.int64())),
         "in_window": pa.large_list(pa.bool_()),
     }
     out = {name: pa.array(values, types[name]) for name, values in columns.items()}
@@ -227,18 +229,21 @@ def unpack(block: pa.Table) -> Iterator[tuple[list[int], Batch]]:
     from sessiongraph.inference.edges import conform
     from sessiongraph.work import Batch, ParsedFile
 
-    facts = {c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes")}
+    facts = {
+        c: block.column(c).to_pylist() for c in ("i", "path", "harness", "skip_reason", "harnesses", "codes", "counts")
+    }
     windows = block.column("in_window").to_pylist()
     lists = {name: block.column(name).combine_chunks() for name in SCHEMAS}
     for row in range(block.num_rows):
         files = [
-            ParsedFile(None, path, harness, skip, None, tuple(hs), tuple(cs), ok)
-            for path, harness, skip, hs, cs, ok in zip(
+            ParsedFile(None, path, harness, skip, None, tuple(hs), tuple(cs), tuple(ns), ok)
+            for path, harness, skip, hs, cs, ns, ok in zip(
                 facts["path"][row],
                 facts["harness"][row],
                 facts["skip_reason"][row],
                 facts["harnesses"][row],
                 facts["codes"][row],
+                facts["counts"][row],
                 windows[row],
                 strict=True,
             )

@@ -11,7 +11,7 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
 from sessiongraph.ingest.frames import SCHEMAS
 
-SCHEMA_VERSION = "14"
+SCHEMA_VERSION = "15"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,

@@ -5,6 +5,9 @@ runs each format over every table and view): DECIMAL and HUGEINT are exact numbe
 in JSON, their digits elsewhere), times are ISO 8601, BLOBs are hex, lists, structs and maps are
 JSON (inside one CSV or table cell), NULL is ``null`` in JSON and empty elsewhere. Types polars
 cannot hold (INTERVAL, UNION, BIT, BIGNUM) reach here as DuckDB's text (``Store.query``).
+Log values are untrusted: what reaches a terminal goes through :func:`printable`, JSON carries
+control and bidi characters as ``\\u`` escapes, and a CSV text cell that a spreadsheet would run
+as a formula starts with ``'``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,31 @@ Format = Literal["table", "csv", "json", "jsonl"]
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "jsonl")
 MAX_CELL = 60
 _JSON = orjson.OPT_NON_STR_KEYS  # map keys may be numbers or dates
+
+# Characters a terminal acts on instead of showing: C0 controls but newline and tab (ESC starts
+# colour, cursor and OSC sequences, CR overwrites the line, BEL rings), DEL, C1 controls (0x9b is
+# a one-byte CSI) and the bidirectional overrides, marks and isolates that reorder what is shown
+# (Trojan Source). Log values are untrusted: every one the CLI prints shows these as escapes.
+_CONTROLS = [
+    *(c for c in range(0x20) if c not in (0x09, 0x0A)),
+    *range(0x7F, 0xA0),
+    0x061C,
+    0x200E,
+    0x200F,
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+]
+_PRINTABLE = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _CONTROLS}
+# In JSON the same characters (orjson escapes C0 already) become \u escapes: the same JSON value,
+# nothing for a terminal to act on. U+2028/2029 too, which some JSON readers take for line ends.
+_JSON_SAFE = {c: f"\\u{c:04x}" for c in (*_CONTROLS, 0x2028, 0x2029) if c >= 0x7F}
+# A CSV cell starting with one of these is a formula to a spreadsheet (OWASP CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character a terminal would act on shown as ``\\x1b``/``\\u202e``."""
+    return text.translate(_PRINTABLE)
 
 
 def _decimal(value: Decimal) -> str:
@@ -118,16 +146,26 @@ def render(df: pl.DataFrame, fmt: Format, *, wide: bool = False) -> str:
             for row in exact.iter_rows(named=True)
         ]
         if fmt == "jsonl":
-            return "\n".join(json_value(row) for row in rows)
-        return orjson.dumps(rows, default=_default, option=_JSON | orjson.OPT_INDENT_2).decode()
+            return "\n".join(json_value(row) for row in rows).translate(_JSON_SAFE)
+        return orjson.dumps(rows, default=_default, option=_JSON | orjson.OPT_INDENT_2).decode().translate(_JSON_SAFE)
     if fmt == "csv":
         buf = io.StringIO()
         out = csv.writer(buf, lineterminator="\n")
         out.writerow(df.columns)
-        out.writerows([text(v) for v in row] for row in _exact(df)[0].iter_rows())
+        # A text cell a spreadsheet would run as a formula gets a leading ' (shown, not run);
+        # numbers keep their sign.
+        texts = [t == pl.String for t in df.schema.values()]
+        out.writerows(
+            [_unformula(text(v)) if is_text else text(v) for v, is_text in zip(row, texts, strict=True)]
+            for row in _exact(df)[0].iter_rows()
+        )
         return buf.getvalue().rstrip("\n")
     return table(df, wide=wide)
 
 
+def _unformula(cell: str) -> str:
+    return "'" + cell if cell.startswith(FORMULA_PREFIXES) else cell
+
+
 def dumps(obj: object) -> str:
-    return orjson.dumps(obj, default=_default, option=orjson.OPT_SORT_KEYS | _JSON).decode()
+    return orjson.dumps(obj, default=_default, option=orjson.OPT_SORT_KEYS | _JSON).decode().translate(_JSON_SAFE)

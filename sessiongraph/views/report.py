@@ -85,7 +85,7 @@ WHERE run_id IN (SELECT run_id FROM sg_report_runs)
 GROUP BY ALL ORDER BY kind, tier
 """
 _DIAG_SQL = """
-SELECT 'ingest' AS source, code, count(*)::BIGINT AS count FROM diagnostics
+SELECT 'ingest' AS source, code, sum(coalesce(count, 1))::BIGINT AS count FROM diagnostics
 WHERE $1 OR source_path IN (SELECT s.source_path FROM sessions s JOIN sg_report_sessions USING (session_id))
 GROUP BY ALL
 UNION ALL
