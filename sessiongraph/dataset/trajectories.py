@@ -4,13 +4,23 @@
 session: ``messages`` in the conversational format Hugging Face ``datasets`` and TRL read
 (``role``, ``content``, assistant ``tool_calls`` with ``id``/``type``/``function{name,
 arguments}``, tool messages with ``tool_call_id``), and labels beside it (run, parent and the
-spawning call, role, model, tokens, dollars, errors, outcome). Steps map onto messages as:
+spawning call, role, model, tokens, dollars, errors, outcome). Steps map onto messages so that
+every conversation is one a chat template accepts (tests/test_chat_templates.py renders them all):
 
-- ``prompt`` and ``interrupt`` -> ``user``; ``context`` and ``compaction`` -> ``system``;
+- system-role steps (``context``, ``compaction``) before the first user or assistant message ->
+  one leading ``system`` message; later ones (Codex environment and developer messages, notices,
+  compaction summaries) -> user-side text ``<kind>\ntext\n</kind>`` (``<context>``, ``<compaction>``);
+- ``prompt``, ``interrupt`` and ``context`` user steps -> ``user``; consecutive user-side steps -> one
+  ``user`` message, their texts joined by a blank line;
 - consecutive ``text``/``thinking``/``tool_call`` steps -> one ``assistant`` message (``content``,
-  ``reasoning_content``, ``tool_calls``);
-- ``tool_result`` -> ``tool`` (``tool_call_id``, ``name``); the result of a command a person ran
-  (no assistant call names it) and that command -> ``user``.
+  ``reasoning_content``, ``tool_calls``); an assistant message before any user message gets an empty
+  ``user`` message before it (a forked or resumed session whose prompt is not in its own log);
+- ``tool_result`` -> ``tool`` (``tool_call_id``, ``name``) while the assistant turn that called it
+  goes on; a result after that turn ended (a user message came between) -> user-side
+  ``<tool_result call_id="...">``; the result of a command a person ran (no assistant call names
+  it) and that command -> ``user``.
+
+The steps keep the raw order and roles (``steps``: one row per step, ``seq``).
 
 Messages follow ``seq``: a branched session (pi, oh-my-pi, Claude rewinds) keeps its branches one
 after the other; ``steps.parent_seq`` tells them apart. Only sessions whose every file was
