@@ -57,9 +57,6 @@ RULES = """
       {%- endif -%}
       {%- set ns.calls = ns.calls + [tc.id] -%}
     {%- endfor -%}
-    {%- if m.content is not string and not m.tool_calls -%}
-      {{ raise_exception(where ~ ': an assistant message with neither content nor tool calls') }}
-    {%- endif -%}
   {%- elif m.role == 'tool' -%}
     {%- if ns.prev not in ('assistant', 'tool') -%}
       {{ raise_exception(where ~ ': a tool message must follow the assistant turn that called it') }}

@@ -59,6 +59,28 @@ GROUP BY ALL
 """
 
 
+# A shell command that runs a test suite, by the runner's name (RE2, as DuckDB matches it).
+TEST_COMMAND = (
+    r"(^|[\s;&|(/])("
+    r"pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest"
+    r"|python[0-9.]*\s+-m\s+(pytest|unittest)"
+    r"|(npm|pnpm|yarn|bun)\s+(run\s+)?test"
+    r"|(go|cargo|dotnet|mix|deno|swift|zig)\s+test"
+    r"|make\s+(test|check)|\.?/?gradlew?\s+test|mvn\s+test"
+    r")($|[\s;&|)])"
+)
+
+# Per session: its test commands with an exit code, and the last one's (by start, then log line).
+_TESTS = """
+SELECT session_id, count(*) AS n_test_runs,
+       last(exit_code ORDER BY started_at NULLS FIRST, line) = 0 AS tests_passed,
+       max(coalesce(ended_at, started_at)) AS _last_test_at
+FROM calls
+WHERE kind = 'shell' AND exit_code IS NOT NULL AND regexp_matches(command, ?)
+GROUP BY 1
+"""
+
+
 def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
     the ``_harness`` partition key."""
@@ -70,10 +92,15 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
         .agg(pl.col("status").last(), pl.col("outcome_tier").last())
     )
     spawns = store.query(_SPAWNS)
+    tests = store.query(_TESTS, [TEST_COMMAND]).with_columns(
+        tests_tier=pl.lit("heuristic"), _last_test_at=pl.col("_last_test_at").cast(pl.Datetime("us", "UTC"))
+    )
     return (
         convo.join(sessions, on="session_id", how="left")
         .join(status, on="session_id", how="left")
         .join(spawns, on="session_id", how="left")
+        .join(tests, on="session_id", how="left")
+        .with_columns(pl.col("n_test_runs").fill_null(0))
     )
 
 
@@ -96,6 +123,8 @@ def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
         "cut_chars": pl.Int64,
         "trajectory_sha256": pl.String,
         "messages": MESSAGES,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
     }
     return pl.DataFrame(rows, schema=pl.Schema(cols), orient="row")
 
@@ -110,11 +139,13 @@ class _Conversation:
         self.open_calls: set[str] = set()  # the calls of the assistant turn going on (its results are tool messages)
         self.hash = hashlib.sha256()
         self.n_steps = self.n_calls = self.n_errors = self.cut = 0
+        self.last: tuple[str, str] = ("", "")  # role and kind of the last step
 
     def add(self, step: dict) -> None:
         role, kind, text = step["role"], step["kind"], step["text"]
         self.n_steps += 1
         self.cut += step["cut_chars"] or 0
+        self.last = (role, kind)
         self.hash.update(f"{role}\x1f{kind}\x1f{step['tool'] or ''}\x1f{step['content_sha256'] or ''}\n".encode())
         if role == "assistant":
             self._assistant(step)
@@ -194,7 +225,19 @@ class _Conversation:
             self.cut,
             self.hash.hexdigest(),
             self.messages,
+            *self._end_state(),
         )
+
+    def _end_state(self) -> tuple[str, str]:
+        """How the session ended, from its last step: an interrupt the harness recorded (Codex
+        ``turn_aborted``, Claude's "[Request interrupted by user]"), a final answer, or neither
+        (a call or result last: the log stops mid-turn)."""
+        role, kind = self.last
+        if kind == "interrupt":
+            return "interrupted", "reported"
+        if role == "assistant" and kind in ("text", "thinking"):
+            return "completed", "heuristic"
+        return "unfinished", "heuristic"
 
 
 def _join(a: str | None, b: str | None, sep: str = "\n") -> str | None:

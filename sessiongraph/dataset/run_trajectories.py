@@ -5,8 +5,8 @@ launching call to the conversation of the session it started.
 A forked child's copy of its parent's history is left out at ingest (``ingest.copies``), so a
 run's row holds each message once: the child's conversation starts where the child's own work
 does, and its link names the parent's call that started it. The row carries the run's OCP
-``run.task`` (``inference.task``, heuristic) and the root's outcome (``state``, ``status``,
-``outcome_tier``)."""
+``run.task`` (``inference.task``, heuristic), the root's outcome (``state``, ``status``,
+``outcome_tier``) and end state, and whether the run's last test command passed."""
 
 from __future__ import annotations
 
@@ -81,6 +81,11 @@ RUN_TRAJECTORIES = pl.Schema(
         "state": pl.String,
         "status": pl.String,
         "outcome_tier": pl.String,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
+        "n_test_runs": pl.Int64,
+        "tests_passed": pl.Boolean,
+        "tests_tier": pl.String,
         "conversations": pl.List(CONVERSATION),
         "links": pl.List(LINK),
     }
@@ -123,6 +128,8 @@ def _row(run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str]) ->
                 "via": c["via"],
             }
         )
+    tested = [c for c in convs if c["_last_test_at"] is not None]
+    last_test = max(tested, key=lambda c: c["_last_test_at"]) if tested else None  # the run's last test run
     root_id = run["root_session_id"] if run else convs[0]["session_id"]
     root = convs[index[root_id]] if root_id in index else {}
     t: dict[str, Any] = task(run_id, paths)
@@ -161,6 +168,11 @@ def _row(run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str]) ->
         root.get("state"),
         root.get("status"),
         root.get("outcome_tier"),
+        root.get("end_state"),
+        root.get("end_state_tier"),
+        int(part["n_test_runs"].sum()),
+        last_test["tests_passed"] if last_test else None,
+        last_test["tests_tier"] if last_test else None,
         conversations,
         links,
     )

@@ -34,7 +34,7 @@ from sessiongraph.pricing import Prices, usd_exact_sum
 from sessiongraph.store import Store
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -276,6 +276,11 @@ TRAJECTORIES = pl.Schema(
         "state": pl.String,
         "status": pl.String,
         "outcome_tier": pl.String,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
+        "n_test_runs": pl.Int64,
+        "tests_passed": pl.Boolean,
+        "tests_tier": pl.String,
         "cut_chars": pl.Int64,
         "trajectory_sha256": pl.String,
         "messages": pl.List(MESSAGE),
