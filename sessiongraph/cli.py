@@ -524,14 +524,22 @@ def export_parquet(out, privacy, db, as_json):
 @click.option("--until", type=Date(), help="Only sessions that started by this date.")
 @click.option("--harness", "harnesses", multiple=True, help="Only sessions of this harness; repeatable.")
 @click.option("--min-steps", type=click.IntRange(min=0), default=0, help="Only sessions with at least this many steps.")
+@click.option(
+    "--by",
+    type=click.Choice(["session", "run"]),
+    default="session",
+    show_default=True,
+    help="A row per session, or per run (its conversations linked at the calls that started them).",
+)
 @DB_OPTION
 @json_option()
 @_errors
-def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, db, as_json):  # noqa: PLR0913
+def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, by, db, as_json):  # noqa: PLR0913
     """Write each session's conversation (messages with tool calls) and labels as training splits.
 
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or
-    .jsonl loads with polars or `datasets`. Columns: DATASET.md.
+    .jsonl loads with polars or `datasets`. With --by run a row is a run: its sessions'
+    conversations, each once, linked at the spawning or launching calls. Columns: DATASET.md.
     """
     from sessiongraph.views.output import dumps
 
@@ -545,6 +553,7 @@ def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_step
         until=until,
         harnesses=harnesses,
         min_steps=min_steps,
+        by=by,
     )
     if as_json:
         _echo(dumps(s.to_dict()))

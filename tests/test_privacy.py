@@ -170,8 +170,11 @@ def test_steps_hold_no_log_text_and_trajectories_need_full(store, tmp_path):
     steps = cli("query", "SELECT * FROM steps", "--db", db, "--format", "csv")
     assert steps.count("\n") > 200 and MARKER not in steps
     assert cli("query", "SELECT count(*) AS n FROM texts", "--db", db, "--format", "csv").split() == ["n", "0"]
-    res = CliRunner().invoke(main, ["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "t")])
-    assert res.exit_code == 1 and MARKER not in res.output and not list((tmp_path / "t").glob("*.parquet"))
+    for by in ("session", "run"):
+        res = CliRunner().invoke(
+            main, ["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "t"), "--by", by]
+        )
+        assert res.exit_code == 1 and MARKER not in res.output and not list((tmp_path / "t").glob("*.parquet"))
 
 
 def test_a_full_document_loses_its_ext_text_in_a_metadata_only_store(store):
@@ -234,6 +237,9 @@ def test_full_keeps_step_text_only_in_texts_with_keys_masked(full_store, tmp_pat
     summary = cli("export", "trajectories", "--db", full_store, "--out", out, "--split", "train=1", "--json")
     data = repr(pl.read_parquet(out / "train.parquet").rows())
     assert MARKER in data and FAKE_KEY not in data and MARKER not in summary
+    by_run = cli("export", "trajectories", "--db", full_store, "--out", out, "--by", "run", "--split", "train=1")
+    data = repr(pl.read_parquet(out / "train.parquet").rows())
+    assert MARKER in data and FAKE_KEY not in data and MARKER not in by_run
     cli("export", "parquet", "--out", tmp_path / "ds", "--db", full_store, "--privacy", "full")
     assert MARKER not in parquet_text(tmp_path / "ds" / "steps")
     assert MARKER in parquet_text(tmp_path / "ds" / "trajectories")

@@ -192,3 +192,63 @@ def test_export_parquet_full_has_the_same_trajectories(store, out, tmp_path):
     assert set(exported["trajectory_sha256"]) == set(table["trajectory_sha256"])
     assert table.height >= exported.height
     shutil.rmtree(tmp_path / "ds")
+
+
+@pytest.mark.parametrize(
+    ("command", "is_test"),
+    [
+        ("pytest -q", True),
+        ("python3 -m pytest tests/test_x.py", True),
+        ("cd app && npm test", True),
+        ("npx vitest run src/ui", True),
+        ("go test ./...", True),
+        ("cargo test --all", True),
+        ("make test", True),
+        ("uv run pytest", True),
+        ("cat pytest.ini", False),
+        ("ls tests", False),
+        ("rg -n test src", False),
+        ("git commit -m fix", False),
+    ],
+)
+def test_test_commands_are_recognized_by_their_runner(command, is_test):
+    import duckdb
+
+    from sessiongraph.dataset.messages import TEST_COMMAND
+
+    assert duckdb.sql("SELECT regexp_matches(?, ?)", params=[command, TEST_COMMAND]).fetchall() == [(is_test,)]
+
+
+def test_outcome_labels(out):
+    rows = pl.concat(_rows(out).values())
+    by_id = {r["session_id"]: r for r in rows.iter_rows(named=True)}
+    failing = by_id["codex:019ae37d-847f-7e4a-9b1f-3d5c8a2e7f10"]  # its pytest exits 1 (sample README)
+    assert failing["tests_passed"] is False and failing["tests_tier"] == "heuristic" and failing["n_test_runs"] == 1
+    assert rows.filter(pl.col("tests_passed")).height > 0
+    untested = rows.filter(pl.col("n_test_runs") == 0)
+    assert untested.height > 0 and untested["tests_passed"].is_null().all() and untested["tests_tier"].is_null().all()
+    assert set(rows["end_state"]) <= {"completed", "interrupted", "unfinished"} and rows["end_state"].null_count() == 0
+    # a session whose last step is its final answer completed
+    assert by_id["codex:019b2631-1f18-7a9e-b6f3-0c7d8e9a1b24"]["end_state"] in ("completed", "unfinished")
+
+
+def test_an_interrupted_session_says_so(tmp_path):
+    src = SAMPLES / "claude-code/projects/-home-dev-projects-orbit-cli/365efffa-5002-4c2d-80d9-e21c4320b1b7.jsonl"
+    lines = src.read_text().splitlines()
+    last = json.loads(lines[-1])
+    stop = {
+        **{k: last[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in last},
+        "parentUuid": last["uuid"],
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "timestamp": last["timestamp"],
+    }
+    dst = tmp_path / "logs" / "projects" / "-home-dev-projects-orbit-cli" / src.name
+    dst.parent.mkdir(parents=True)
+    dst.write_text("\n".join([*lines, json.dumps(stop)]) + "\n")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path / "logs")], db=str(db), workers=1, privacy="full")
+    export_trajectories(tmp_path / "out", db=str(db), split="train=1")
+    row = pl.read_parquet(tmp_path / "out" / "train.parquet").row(0, named=True)
+    assert (row["end_state"], row["end_state_tier"]) == ("interrupted", "reported")

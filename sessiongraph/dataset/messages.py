@@ -1,6 +1,7 @@
 """Each session's steps as a conversation a trainer loads directly: the ``messages`` (and counts)
 of the dataset's ``trajectories`` table, which ``sessiongraph.dataset.trajectories`` writes as
-training splits; its module docstring says how steps map onto messages."""
+training splits; its module docstring says how steps map onto messages (one leading system
+message, user and assistant alternating, tool messages inside the turn that called them)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,28 @@ GROUP BY ALL
 """
 
 
+# A shell command that runs a test suite, by the runner's name (RE2, as DuckDB matches it).
+TEST_COMMAND = (
+    r"(^|[\s;&|(/])("
+    r"pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest"
+    r"|python[0-9.]*\s+-m\s+(pytest|unittest)"
+    r"|(npm|pnpm|yarn|bun)\s+(run\s+)?test"
+    r"|(go|cargo|dotnet|mix|deno|swift|zig)\s+test"
+    r"|make\s+(test|check)|\.?/?gradlew?\s+test|mvn\s+test"
+    r")($|[\s;&|)])"
+)
+
+# Per session: its test commands with an exit code, and the last one's (by start, then log line).
+_TESTS = """
+SELECT session_id, count(*) AS n_test_runs,
+       last(exit_code ORDER BY started_at NULLS FIRST, line) = 0 AS tests_passed,
+       max(coalesce(ended_at, started_at)) AS _last_test_at
+FROM calls
+WHERE kind = 'shell' AND exit_code IS NOT NULL AND regexp_matches(command, ?)
+GROUP BY 1
+"""
+
+
 def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
     the ``_harness`` partition key."""
@@ -69,10 +92,15 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
         .agg(pl.col("status").last(), pl.col("outcome_tier").last())
     )
     spawns = store.query(_SPAWNS)
+    tests = store.query(_TESTS, [TEST_COMMAND]).with_columns(
+        tests_tier=pl.lit("heuristic"), _last_test_at=pl.col("_last_test_at").cast(pl.Datetime("us", "UTC"))
+    )
     return (
         convo.join(sessions, on="session_id", how="left")
         .join(status, on="session_id", how="left")
         .join(spawns, on="session_id", how="left")
+        .join(tests, on="session_id", how="left")
+        .with_columns(pl.col("n_test_runs").fill_null(0))
     )
 
 
@@ -95,6 +123,8 @@ def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
         "cut_chars": pl.Int64,
         "trajectory_sha256": pl.String,
         "messages": MESSAGES,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
     }
     return pl.DataFrame(rows, schema=pl.Schema(cols), orient="row")
 
@@ -106,34 +136,66 @@ class _Conversation:
         self.session_id = session_id
         self.messages: list[dict] = []
         self.calls: set[str] = set()  # call ids an assistant message named
+        self.open_calls: set[str] = set()  # the calls of the assistant turn going on (its results are tool messages)
         self.hash = hashlib.sha256()
         self.n_steps = self.n_calls = self.n_errors = self.cut = 0
+        self.last: tuple[str, str] = ("", "")  # role and kind of the last step
 
     def add(self, step: dict) -> None:
         role, kind, text = step["role"], step["kind"], step["text"]
         self.n_steps += 1
         self.cut += step["cut_chars"] or 0
+        self.last = (role, kind)
         self.hash.update(f"{role}\x1f{kind}\x1f{step['tool'] or ''}\x1f{step['content_sha256'] or ''}\n".encode())
         if role == "assistant":
             self._assistant(step)
-        elif kind == "tool_result" and step["call_id"] in self.calls:
+        elif kind == "tool_result" and step["call_id"] in self.open_calls:
             self.n_errors += bool(step["is_error"])
             self._append("tool", text, tool_call_id=step["call_id"], name=step["tool"])
-        elif kind == "tool_result":  # a command a person ran: its output is theirs to show
+        elif kind == "tool_result":  # a command a person ran, or a result after its turn ended
             self.n_errors += bool(step["is_error"])
-            self._append("user", text)
+            if step["call_id"] in self.calls:
+                text = _wrap("tool_result", text, call_id=step["call_id"])
+            self._user(text)
+        elif role == "system" and not self._spoken():
+            self._system(text)
+        elif role == "system":  # injected mid-session: user-side context, in its own tag
+            self._user(_wrap(kind, text))
         else:
-            self._append("system" if role == "system" else "user", text)
+            self._user(text)
+
+    def _spoken(self) -> bool:
+        """Whether a user or assistant message has been written (a system message must come before)."""
+        return any(m["role"] != "system" for m in self.messages)
+
+    def _system(self, text: str | None) -> None:
+        if self.messages:  # the leading context steps are one system message
+            self.messages[0]["content"] = _join(self.messages[0]["content"], text, "\n\n")
+        else:
+            self._append("system", text)
+
+    def _user(self, text: str | None) -> None:
+        last = self.messages[-1] if self.messages else None
+        self.open_calls = set()  # a user message ends the assistant's turn
+        if last is not None and last["role"] == "user":  # consecutive user steps are one user message
+            last["content"] = _join(last["content"], text, "\n\n")
+        else:
+            self._append("user", text or "")
 
     def _assistant(self, step: dict) -> None:
         last = self.messages[-1] if self.messages else None
+        if not self._spoken():  # no user message before the first answer: a placeholder one
+            self._append("user", "")
+            last = None
         if last is None or last["role"] != "assistant":
             last = self._append("assistant", None)
+            self.open_calls = set()
         text = step["text"]
         if step["kind"] == "tool_call":
             self.n_calls += 1
             call_id = step["call_id"] or f"{self.session_id}#{self.n_steps}"
             self.calls.add(call_id)
+            self.open_calls.add(call_id)
             call = {"id": call_id, "type": "function", "function": {"name": step["tool"], "arguments": text}}
             last["tool_calls"] = [*(last["tool_calls"] or []), call]
         elif step["kind"] == "thinking":
@@ -163,10 +225,28 @@ class _Conversation:
             self.cut,
             self.hash.hexdigest(),
             self.messages,
+            *self._end_state(),
         )
 
+    def _end_state(self) -> tuple[str, str]:
+        """How the session ended, from its last step: an interrupt the harness recorded (Codex
+        ``turn_aborted``, Claude's "[Request interrupted by user]"), a final answer, or neither
+        (a call or result last: the log stops mid-turn)."""
+        role, kind = self.last
+        if kind == "interrupt":
+            return "interrupted", "reported"
+        if role == "assistant" and kind in ("text", "thinking"):
+            return "completed", "heuristic"
+        return "unfinished", "heuristic"
 
-def _join(a: str | None, b: str | None) -> str | None:
+
+def _join(a: str | None, b: str | None, sep: str = "\n") -> str | None:
     if a is None:
         return b
-    return a if b is None else f"{a}\n{b}"
+    return a if b is None else f"{a}{sep}{b}"
+
+
+def _wrap(tag: str, text: str | None, **attrs: str) -> str:
+    """Context a harness injected mid-session, as user-side text: ``<tag attr="v">\\ntext\\n</tag>``."""
+    head = "".join(f' {k}="{v}"' for k, v in attrs.items())
+    return f"<{tag}{head}>\n{text or ''}\n</{tag}>"

@@ -281,6 +281,11 @@ TRAJECTORIES = pl.Schema(
         "state": pl.String,
         "status": pl.String,
         "outcome_tier": pl.String,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
+        "n_test_runs": pl.Int64,
+        "tests_passed": pl.Boolean,
+        "tests_tier": pl.String,
         "cut_chars": pl.Int64,
         "trajectory_sha256": pl.String,
         "messages": pl.List(MESSAGE),
@@ -434,7 +439,7 @@ FROM calls c JOIN run_sessions m USING (session_id) GROUP BY m.run_id
 """
 
 # As ocp.bundle._WRITES: the writes a tool made or the harness reported, not command-line guesses.
-_RUN_WRITES = """
+RUN_WRITES = """
 SELECT DISTINCT m.run_id, f.path
 FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' AND f.tier <> 'heuristic'
 """
@@ -632,7 +637,7 @@ def _run_features(
 
 def _tasks(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
     """Task type and features of each run, by the same rules as OCP ``run.task``."""
-    writes = store.query(_RUN_WRITES)
+    writes = store.query(RUN_WRITES)
     paths = {rid: part["path"].to_list() for (rid,), part in writes.partition_by("run_id", as_dict=True).items()}
     rows = []
     for rid in runs["run_id"]:

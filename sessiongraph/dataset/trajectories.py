@@ -4,13 +4,23 @@
 session: ``messages`` in the conversational format Hugging Face ``datasets`` and TRL read
 (``role``, ``content``, assistant ``tool_calls`` with ``id``/``type``/``function{name,
 arguments}``, tool messages with ``tool_call_id``), and labels beside it (run, parent and the
-spawning call, role, model, tokens, dollars, errors, outcome). Steps map onto messages as:
+spawning call, role, model, tokens, dollars, errors, outcome). Steps map onto messages so that
+every conversation is one a chat template accepts (tests/test_chat_templates.py renders them all):
 
-- ``prompt`` and ``interrupt`` -> ``user``; ``context`` and ``compaction`` -> ``system``;
+- system-role steps (``context``, ``compaction``) before the first user or assistant message ->
+  one leading ``system`` message; later ones (Codex environment and developer messages, notices,
+  compaction summaries) -> user-side text ``<kind>\ntext\n</kind>`` (``<context>``, ``<compaction>``);
+- ``prompt``, ``interrupt`` and ``context`` user steps -> ``user``; consecutive user-side steps -> one
+  ``user`` message, their texts joined by a blank line;
 - consecutive ``text``/``thinking``/``tool_call`` steps -> one ``assistant`` message (``content``,
-  ``reasoning_content``, ``tool_calls``);
-- ``tool_result`` -> ``tool`` (``tool_call_id``, ``name``); the result of a command a person ran
-  (no assistant call names it) and that command -> ``user``.
+  ``reasoning_content``, ``tool_calls``); an assistant message before any user message gets an empty
+  ``user`` message before it (a forked or resumed session whose prompt is not in its own log);
+- ``tool_result`` -> ``tool`` (``tool_call_id``, ``name``) while the assistant turn that called it
+  goes on; a result after that turn ended (a user message came between) -> user-side
+  ``<tool_result call_id="...">``; the result of a command a person ran (no assistant call names
+  it) and that command -> ``user``.
+
+The steps keep the raw order and roles (``steps``: one row per step, ``seq``).
 
 Messages follow ``seq``: a branched session (pi, oh-my-pi, Claude rewinds) keeps its branches one
 after the other; ``steps.parent_seq`` tells them apart. Only sessions whose every file was
@@ -19,7 +29,8 @@ ingested under ``full`` have text; the others are counted, never written with em
 ``export_trajectories`` writes the rows as splits (``DIR/<split>.parquet`` or ``.jsonl`` and
 ``DIR/manifest.json``): a run's sessions all land in one split, chosen from a hash of the seed and
 the run id, so no run leaks across splits through its subagents; identical trajectories (same
-``trajectory_sha256``) are written once.
+``trajectory_sha256``) are written once. ``by="run"`` writes a row per run instead
+(``run_trajectories``).
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ import orjson
 import polars as pl
 import pyarrow.parquet as pq
 
-from sessiongraph.dataset import messages
+from sessiongraph.dataset import messages, run_trajectories
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
@@ -42,6 +53,7 @@ from sessiongraph.version import __version__
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
 FORMATS = ("parquet", "jsonl")
+BY = ("session", "run")  # a row per session, or per run (run_trajectories)
 MANIFEST = "manifest.json"
 
 # -- export trajectories --------------------------------------------------------------------------
@@ -53,6 +65,7 @@ class TrajectorySummary:
     format: str
     split: dict[str, float]
     seed: int
+    by: str = "session"  # a row per session or per run
     rows: dict[str, int] = field(default_factory=dict)  # split -> trajectories written
     runs: dict[str, int] = field(default_factory=dict)  # split -> runs
     duplicates: int = 0  # trajectories equal to one already written (same trajectory_sha256)
@@ -106,10 +119,13 @@ def export_trajectories(
     until: datetime | None = None,
     harnesses: tuple[str, ...] = (),
     min_steps: int = 0,
+    by: str = "session",
 ) -> TrajectorySummary:
     """Write the store's trajectories under ``out`` as splits (see the module doc)."""
     if fmt not in FORMATS:
         raise SessiongraphError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if by not in BY:
+        raise SessiongraphError(f"unknown --by {by!r}; use one of {', '.join(BY)}")
     fractions = parse_split(split)
     with Store(db, read_only=True) as store:
         n_steps, n_texts = store.con.execute(
@@ -124,8 +140,15 @@ def export_trajectories(
         rows = messages.build(store, sessions, attempts)
         with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
-    summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed)
+        runs = None
+        if by == "run":
+            rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS))
+            runs = run_trajectories.build(store, rows)
+    summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed, by=by)
     summary.without_text = int(all_sessions) - with_text
+    if runs is not None:
+        _export_runs(runs, out, summary, fmt, since=since, until=until, harnesses=harnesses, min_steps=min_steps)
+        return summary
     rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS), harness=pl.col("_harness"))
     keep = pl.lit(True)
     if since is not None:
@@ -158,7 +181,44 @@ def export_trajectories(
     return summary
 
 
-def _write(df: pl.DataFrame, path: str, fmt: str) -> None:
+def _export_runs(  # noqa: PLR0913
+    runs: pl.DataFrame,
+    out: str | os.PathLike,
+    summary: TrajectorySummary,
+    fmt: str,
+    *,
+    since: datetime | None,
+    until: datetime | None,
+    harnesses: tuple[str, ...],
+    min_steps: int,
+) -> None:
+    """One row per run (run_trajectories); the filters keep or leave a run whole."""
+    keep = pl.lit(True)
+    if since is not None:
+        keep &= pl.col("ended_at").is_null() | (pl.col("ended_at") >= since)
+    if until is not None:
+        keep &= pl.col("started_at").is_null() | (pl.col("started_at") <= until)
+    if harnesses:
+        keep &= pl.col("harness").is_in(list(harnesses))
+    if min_steps:
+        keep &= pl.col("n_steps") >= min_steps
+    kept = runs.filter(keep)
+    summary.filtered = runs.height - kept.height
+    kept = kept.with_columns(
+        _split=pl.col("run_id").map_elements(lambda k: assign(k, summary.split, summary.seed), return_dtype=pl.String)
+    )
+    os.makedirs(out, exist_ok=True)
+    for name in summary.split:
+        part = kept.filter(pl.col("_split") == name).sort("started_at", "run_id", nulls_last=True)
+        part = part.select(*run_trajectories.RUN_TRAJECTORIES)
+        path = os.path.join(out, f"{name}.{fmt}")
+        _write(part, path, fmt, table="run_trajectories")
+        summary.rows[name] = summary.runs[name] = part.height
+        summary.files.append(os.path.basename(path))
+    _manifest(out, summary)
+
+
+def _write(df: pl.DataFrame, path: str, fmt: str, table: str = "trajectories") -> None:
     tmp = path + ".tmp"
     if fmt == "jsonl":
         with open(tmp, "wb") as fh:
@@ -174,7 +234,7 @@ def _write(df: pl.DataFrame, path: str, fmt: str) -> None:
             .replace_schema_metadata(
                 {
                     b"sessiongraph.schema_version": SCHEMA_VERSION.encode(),
-                    b"sessiongraph.table": b"trajectories",
+                    b"sessiongraph.table": table.encode(),
                     b"sessiongraph.producer": f"sessiongraph {__version__}".encode(),
                 }
             )

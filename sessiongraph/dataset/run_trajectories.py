@@ -1,0 +1,188 @@
+"""Runs as linked trajectories (``export trajectories --by run``): one row per run, its sessions'
+conversations in one list, root first, each session once, and links from each spawning or
+launching call to the conversation of the session it started.
+
+A forked child's copy of its parent's history is left out at ingest (``ingest.copies``), so a
+run's row holds each message once: the child's conversation starts where the child's own work
+does, and its link names the parent's call that started it. The row carries the run's OCP
+``run.task`` (``inference.task``, heuristic), the root's outcome (``state``, ``status``,
+``outcome_tier``) and end state, and whether the run's last test command passed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from sessiongraph.dataset.messages import MESSAGES
+from sessiongraph.dataset.tables import RUN_WRITES
+from sessiongraph.inference.task import task
+from sessiongraph.ingest.frames import STRS, TS
+from sessiongraph.store import Store
+
+CONVERSATION = pl.Struct(
+    {
+        "session_id": pl.String,
+        "parent_session_id": pl.String,
+        "via": pl.String,
+        "depth": pl.Int64,
+        "role": pl.String,
+        "harness": pl.String,
+        "model": pl.String,
+        "n_steps": pl.Int64,
+        "trajectory_sha256": pl.String,
+        "messages": MESSAGES,
+    }
+)
+# A call that started a session of the run: indices into the row's ``conversations`` and into the
+# parent conversation's ``messages`` (the assistant message holding the call).
+LINK = pl.Struct(
+    {
+        "parent": pl.Int64,
+        "message": pl.Int64,
+        "call_id": pl.String,
+        "child": pl.Int64,
+        "child_session_id": pl.String,
+        "via": pl.String,
+    }
+)
+TASK = pl.Struct(
+    {
+        "id": pl.String,
+        "type": pl.String,
+        "repo": pl.String,
+        "features": pl.Struct(
+            {
+                "size": pl.String,
+                "has_tests": pl.Boolean,
+                "touches": pl.String,
+                "files_written": pl.Int64,
+                "lang": pl.String,
+            }
+        ),
+        "labeled_by": pl.Struct({"how": pl.String, "tier": pl.String}),
+    }
+)
+RUN_TRAJECTORIES = pl.Schema(
+    {
+        "run_id": pl.String,
+        "root_session_id": pl.String,
+        "harness": pl.String,
+        "harnesses": STRS,
+        "models": STRS,
+        "started_at": TS,
+        "ended_at": TS,
+        "n_sessions": pl.Int64,
+        "n_conversations": pl.Int64,
+        "n_steps": pl.Int64,
+        "n_tool_calls": pl.Int64,
+        "n_errors": pl.Int64,
+        "task": TASK,
+        "state": pl.String,
+        "status": pl.String,
+        "outcome_tier": pl.String,
+        "end_state": pl.String,
+        "end_state_tier": pl.String,
+        "n_test_runs": pl.Int64,
+        "tests_passed": pl.Boolean,
+        "tests_tier": pl.String,
+        "conversations": pl.List(CONVERSATION),
+        "links": pl.List(LINK),
+    }
+)
+
+_RUNS = "SELECT run_id, root_session_id, root_harness, harnesses, models, n_sessions FROM runs"
+
+
+def build(store: Store, sessions: pl.DataFrame) -> pl.DataFrame:
+    """One row per run with a conversation, from the per-session rows of ``messages.build``."""
+    runs = {r["run_id"]: r for r in store.query(_RUNS).iter_rows(named=True)}
+    writes = store.query(RUN_WRITES)
+    paths: dict[str, list[str]] = {}
+    for rid, path in writes.iter_rows():
+        paths.setdefault(rid, []).append(path)
+    key = pl.coalesce("run_id", "session_id").alias("_run")
+    ordered = sessions.with_columns(key).sort("_run", "depth", "started_at", "session_id", nulls_last=True)
+    rows = [
+        _row(rid, part, runs.get(rid), paths.get(rid, []))
+        for (rid,), part in ordered.partition_by("_run", as_dict=True, maintain_order=True).items()
+    ]
+    return pl.DataFrame(rows, schema=RUN_TRAJECTORIES, orient="row")
+
+
+def _row(run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str]) -> tuple:
+    convs = list(part.iter_rows(named=True))
+    index = {c["session_id"]: i for i, c in enumerate(convs)}
+    links = []
+    for i, c in enumerate(convs):
+        parent = index.get(c["parent_session_id"])
+        if parent is None:
+            continue
+        links.append(
+            {
+                "parent": parent,
+                "message": _message_of(convs[parent]["messages"], c["spawn_call_id"]),
+                "call_id": c["spawn_call_id"],
+                "child": i,
+                "child_session_id": c["session_id"],
+                "via": c["via"],
+            }
+        )
+    tested = [c for c in convs if c["_last_test_at"] is not None]
+    last_test = max(tested, key=lambda c: c["_last_test_at"]) if tested else None  # the run's last test run
+    root_id = run["root_session_id"] if run else convs[0]["session_id"]
+    root = convs[index[root_id]] if root_id in index else {}
+    t: dict[str, Any] = task(run_id, paths)
+    t.pop("source", None)  # always "history" here
+    t["features"].setdefault("lang", None)
+    t.setdefault("repo", None)
+    conversations = [
+        {
+            "session_id": c["session_id"],
+            "parent_session_id": c["parent_session_id"],
+            "via": c["via"],
+            "depth": c["depth"],
+            "role": c["role"],
+            "harness": c["_harness"],
+            "model": c["model"],
+            "n_steps": c["n_steps"],
+            "trajectory_sha256": c["trajectory_sha256"],
+            "messages": c["messages"],
+        }
+        for c in convs
+    ]
+    return (
+        run_id,
+        root_id,
+        run["root_harness"] if run else convs[0]["_harness"],
+        run["harnesses"] if run else [convs[0]["_harness"]],
+        run["models"] if run else [],
+        part["started_at"].min(),
+        part["ended_at"].max(),
+        run["n_sessions"] if run else 1,
+        len(convs),
+        int(part["n_steps"].sum()),
+        int(part["n_tool_calls"].sum()),
+        int(part["n_errors"].sum()),
+        t,
+        root.get("state"),
+        root.get("status"),
+        root.get("outcome_tier"),
+        root.get("end_state"),
+        root.get("end_state_tier"),
+        int(part["n_test_runs"].sum()),
+        last_test["tests_passed"] if last_test else None,
+        last_test["tests_tier"] if last_test else None,
+        conversations,
+        links,
+    )
+
+
+def _message_of(messages: list[dict], call_id: str | None) -> int | None:
+    """Index of the assistant message that made the call."""
+    if call_id is None:
+        return None
+    for i, m in enumerate(messages):
+        if any(c["id"] == call_id for c in m["tool_calls"] or []):
+            return i
+    return None
