@@ -156,6 +156,7 @@ RECORDED_PARENT = {
     "codex": ("thread_spawn.parent_thread_id", "spawn_agent result names the child"),
     "omp": ("task folder <root stem>/<id>.jsonl", "task result names the agent id"),
     "gemini-cli": ("chat folder chats/<parent sessionId>/", "spawn call names the child"),
+    "qwen-code": ("parent_session record", "spawn call names the child"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.

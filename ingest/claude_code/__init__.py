@@ -35,7 +35,13 @@ inline sidechains placed under their spawn call) and ``handoff`` (copied history
 from __future__ import annotations
 
 from sessiongraph.ingest import jsonl, resume
-from sessiongraph.ingest.claude_code.decoding import FLAT_TYPES, THREADED_TYPES, _head_records, decode_fast
+from sessiongraph.ingest.claude_code.decoding import (
+    FLAT_TYPES,
+    THREADED_TYPES,
+    _head_records,
+    decode_fast,
+    gemini_shaped,
+)
 from sessiongraph.ingest.claude_code.records import NAME, _Parser
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import decode_line
@@ -49,11 +55,12 @@ DECODE = jsonl.DECODE  # "plain" (SESSIONGRAPH_DECODE=plain): every line through
 def detect(path: str, head: bytes) -> bool:
     """A Claude transcript: its first conversation record carries ``sessionId``, or lacks it but
     is Claude-shaped (``type`` user/assistant with a ``message`` object: logs trimmed or exported
-    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over."""
+    by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over. A record
+    in Gemini's content shape is a Qwen Code chat's (same envelope), never Claude's."""
     for rec in _head_records(head):
         if not isinstance(rec, dict):
             return False
-        if "payload" in rec or rec.get("type") == "session_meta":
+        if "payload" in rec or rec.get("type") == "session_meta" or gemini_shaped(rec):
             return False
         rtype = rec.get("type")
         if isinstance(rec.get("sessionId"), str) and rtype in THREADED_TYPES | FLAT_TYPES:
