@@ -30,6 +30,7 @@ ADAPTERS: dict[str, str] = {
     "omp": "sessiongraph.ingest.omp",
     "pi": "sessiongraph.ingest.pi",
     "gemini-cli": "sessiongraph.ingest.gemini",
+    "cursor": "sessiongraph.ingest.cursor",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }
