@@ -193,9 +193,9 @@ class _Chat:
                 tcr = as_dict(rec.get("toolCallResult"))
                 added = False
                 for p in _parts(rec):
-                    fr = p.get("functionResponse")
-                    if isinstance(fr, dict):
-                        call_id = as_str(fr.get("id")) or as_str(tcr.get("callId"))
+                    response = p.get("functionResponse")
+                    if isinstance(response, dict):
+                        call_id = as_str(response.get("id")) or as_str(tcr.get("callId"))
                         status = tcr.get("status")
                         log.add(
                             0,
@@ -203,9 +203,9 @@ class _Chat:
                             ts,
                             "tool",
                             "tool_result",
-                            _response_text(fr),
+                            _response_text(response),
                             call_id=call_id,
-                            tool=as_str(fr.get("name")),
+                            tool=as_str(response.get("name")),
                             is_error=(status != "success") if isinstance(status, str) else None,
                             node=node,
                             parent=up,
