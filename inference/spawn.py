@@ -158,6 +158,7 @@ RECORDED_PARENT = {
     "gemini-cli": ("chat folder chats/<parent sessionId>/", "spawn call names the child"),
     "qwen-code": ("parent_session record", "spawn call names the child"),
     "cursor": ("folder <parent uuid>/subagents/", "spawn call names the child"),
+    "kimi-code": ("state.json parentAgentId", "Agent result names the agent id"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.

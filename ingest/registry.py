@@ -31,6 +31,7 @@ ADAPTERS: dict[str, str] = {
     "pi": "sessiongraph.ingest.pi",
     "gemini-cli": "sessiongraph.ingest.gemini",
     "cursor": "sessiongraph.ingest.cursor",
+    "kimi-code": "sessiongraph.ingest.kimi_code",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }
