@@ -262,10 +262,13 @@ RECORDED_PARENT = {
     "codex": ("thread_spawn.parent_thread_id", "spawn_agent result names the child"),
     "omp": ("task folder <root stem>/<id>.jsonl", "task result names the agent id"),
     "gemini-cli": ("chat folder chats/<parent sessionId>/", "spawn call names the child"),
+    "qwen-code": ("parent_session record", "spawn call names the child"),
+    "cursor": ("folder <parent uuid>/subagents/", "spawn call names the child"),
+    "kimi-code": ("state.json parentAgentId", "Agent result names the agent id"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.
-LAYOUT_ONLY = ("omp", "gemini-cli")
+LAYOUT_ONLY = ("omp", "gemini-cli", "cursor")
 # Harnesses whose spawn results name no child id: the call is the parent's spawn call that was
 # running when the child started (heuristic).
 BY_WINDOW = ("gemini-cli",)

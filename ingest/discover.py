@@ -54,6 +54,9 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     roots.append(Path(env["PI_CODING_AGENT_DIR"]).expanduser() if env.get("PI_CODING_AGENT_DIR") else home / ".pi")
     roots.append(home / ".omp")
     roots.append(home / ".gemini" / "tmp")
+    roots.append(home / ".qwen" / "projects")
+    roots.append(home / ".cursor" / "projects")
+    roots.append(home / ".kimi-code" / "sessions")
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
     seen: list[Path] = []

@@ -376,6 +376,8 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "late_session_meta": "a Codex session_meta after other records: its cwd is given to the calls before it",
     "script_not_followed": "a shell call ran a script that was not read (detail: missing, outside_workspace, "
     "unresolvable, too_large, not_regular, binary, not_shell, too_deep)",
+    "time_from_mtime": "a log without record times: the session's ended_at is its file's mtime, other times are null",
+    "no_token_counts": "a log that records no token counts (nor model): the session has no usage rows",
     "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
 }
 

@@ -23,10 +23,15 @@ from sessiongraph.ingest.errors import SessiongraphError
 ADAPTERS: dict[str, str] = {
     "ocp": "sessiongraph.ingest.ocp",
     "codex": "sessiongraph.ingest.codex",
+    # Before claude-code: Qwen chats share Claude's record envelope (each detector also refuses
+    # the other's content, so the order is a second guard, not the only one).
+    "qwen-code": "sessiongraph.ingest.qwen",
     "claude-code": "sessiongraph.ingest.claude_code",
     "omp": "sessiongraph.ingest.omp",
     "pi": "sessiongraph.ingest.pi",
     "gemini-cli": "sessiongraph.ingest.gemini",
+    "cursor": "sessiongraph.ingest.cursor",
+    "kimi-code": "sessiongraph.ingest.kimi_code",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }

@@ -38,6 +38,9 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / "pi",
         tmp_path / ".omp",
         tmp_path / ".gemini/tmp",
+        tmp_path / ".qwen/projects",
+        tmp_path / ".cursor/projects",
+        tmp_path / ".kimi-code/sessions",
         tmp_path / "xdg/opencode",
     ]
     assert default_roots({"HOME": str(tmp_path)}) == [
@@ -46,6 +49,9 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / ".pi",
         tmp_path / ".omp",
         tmp_path / ".gemini/tmp",
+        tmp_path / ".qwen/projects",
+        tmp_path / ".cursor/projects",
+        tmp_path / ".kimi-code/sessions",
         tmp_path / ".local/share/opencode",
     ]
 

@@ -36,7 +36,13 @@ inline sidechains placed under their spawn call), ``handoff`` (copied history) a
 from __future__ import annotations
 
 from sessiongraph.ingest import jsonl, resume
-from sessiongraph.ingest.claude_code.decoding import FLAT_TYPES, THREADED_TYPES, _head_records, decode_fast
+from sessiongraph.ingest.claude_code.decoding import (
+    FLAT_TYPES,
+    THREADED_TYPES,
+    _head_records,
+    decode_fast,
+    gemini_shaped,
+)
 from sessiongraph.ingest.claude_code.journal import _Journal, run_of
 from sessiongraph.ingest.claude_code.records import NAME, _Parser
 from sessiongraph.ingest.frames import Frames
@@ -57,14 +63,15 @@ def detect(path: str, head: bytes) -> bool:
     """A Claude transcript: its first conversation record carries ``sessionId``, or lacks it but
     is Claude-shaped (``type`` user/assistant with a ``message`` object: logs trimmed or exported
     by other tools). Bookkeeping lines (snapshots, summaries) before it are passed over. A
-    workflow run's journal (``journal``) is known by where it lies and its typed events."""
+    workflow run's journal (``journal``) is known by where it lies and its typed events. A record
+    in Gemini's content shape is a Qwen Code chat's (same envelope), never Claude's."""
     if is_workflow_journal(path):
         first = next(iter(_head_records(head)), None)
         return isinstance(first, dict) and isinstance(first.get("type"), str) and "payload" not in first
     for rec in _head_records(head):
         if not isinstance(rec, dict):
             return False
-        if "payload" in rec or rec.get("type") == "session_meta":
+        if "payload" in rec or rec.get("type") == "session_meta" or gemini_shaped(rec):
             return False
         rtype = rec.get("type")
         if isinstance(rec.get("sessionId"), str) and rtype in THREADED_TYPES | FLAT_TYPES:

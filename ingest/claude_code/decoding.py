@@ -48,6 +48,16 @@ MAX_BAD_HEAD_LINES = 8
 _NEVER_LAST = (b",", b"{", b"[", b":")
 
 
+def gemini_shaped(rec: dict) -> bool:
+    """A record in Gemini's content shape (``message.parts``, ``systemPayload``, ``usageMetadata``,
+    a ``tool_result`` type): Qwen Code's chats share Claude's uuid/parentUuid/sessionId envelope,
+    but no Claude build writes these (``ingest.qwen``)."""
+    if "systemPayload" in rec or "usageMetadata" in rec or rec.get("type") == "tool_result":
+        return True
+    message = rec.get("message")
+    return isinstance(message, dict) and "parts" in message and "content" not in message
+
+
 def _head_records(head: bytes):
     """The JSON values of ``head``'s lines; blank lines and a line that does not decode (the
     head may end mid-line, a crash may have cut one) are passed over, up to
