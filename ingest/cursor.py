@@ -111,7 +111,8 @@ def parse(path: str) -> Frames:
     for n, rec in records:
         role = rec.get("role")
         message = rec.get("message")
-        if role not in ROLES or not isinstance(message, dict):
+        # a role of any JSON type (list, object) is a diagnostic, not an unhashable-key TypeError
+        if not isinstance(role, str) or role not in ROLES or not isinstance(message, dict):
             d.add("unknown_record_type", n, f"role: {json_type(role)}" if not isinstance(role, str) else "no message")
             continue
         content = message.get("content")

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 # The longest line a transcript may have (a record with a large paste or tool output is a few
-# MB); a longer one is skipped unread (``line_too_long``), so a junk line costs this much memory
-# at most, never its own size.
-MAX_LINE_BYTES = 64 * 1024 * 1024
+# MB; a 100 MB tool result is still read); a longer one is skipped unread (``line_too_long``),
+# so a junk line costs this much memory at most, never its own size.
+MAX_LINE_BYTES = 128 * 1024 * 1024
 _SKIP_CHUNK = 1 << 20
 
 

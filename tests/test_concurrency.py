@@ -16,6 +16,17 @@ from tests.test_discover import CLAUDE_LINE
 LOGS = SAMPLES / "claude-code"
 
 
+def _ingest_samples(db) -> int:
+    """Ingest LOGS into db; the sessions it holds, which the other process must then see.
+    (Derived, not pinned: sample_logs/claude-code grows with the samples, 16 -> 29 sessions when
+    the agent-team (8) and workflow (5) samples were merged.)"""
+    ingest([str(LOGS)], db=str(db), workers=1)
+    with Store(db, read_only=True) as s:
+        n = s.query("SELECT count(*) FROM sessions").item()
+    assert n > 0
+    return n
+
+
 def _cli(*args, timeout_s: str):
     env = dict(os.environ, SESSIONGRAPH_LOCK_TIMEOUT=timeout_s)
     return subprocess.Popen(
@@ -30,7 +41,7 @@ def _cli(*args, timeout_s: str):
 
 def test_a_busy_store_is_a_clear_error_not_corruption(tmp_path):
     db = tmp_path / "s.duckdb"
-    ingest([str(LOGS)], db=str(db), workers=1)
+    n = _ingest_samples(db)
     with Store(db):  # another process is writing
         second = _cli("ingest", LOGS, "--db", db, timeout_s="1")
         reader = _cli("query", "SELECT count(*) FROM sessions", "--db", db, timeout_s="1")
@@ -41,19 +52,19 @@ def test_a_busy_store_is_a_clear_error_not_corruption(tmp_path):
     assert reader.returncode == 1 and "Traceback" not in err_r
     assert "another process is using it (waited 1s" in err_r
     with Store(db, read_only=True) as s:
-        assert s.query("SELECT count(*) FROM sessions").item() == 16
+        assert s.query("SELECT count(*) FROM sessions").item() == n  # unchanged by the refused ingest
 
 
 def test_a_reader_waits_for_the_writer_to_finish(tmp_path):
     db = tmp_path / "s.duckdb"
-    ingest([str(LOGS)], db=str(db), workers=1)
+    n = _ingest_samples(db)
     writer = Store(db)
     reader = _cli("query", "SELECT count(*) AS n FROM sessions", "--db", db, "--format", "csv", timeout_s="60")
     time.sleep(1.5)  # the reader is now waiting on the lock
     writer.close()
     out, err = reader.communicate(timeout=60)
     assert reader.returncode == 0, err
-    assert out.splitlines() == ["n", "16"]
+    assert out.splitlines() == ["n", str(n)]
 
 
 def test_readers_get_in_while_a_long_ingest_writes(tmp_path):
@@ -103,7 +114,7 @@ def test_an_ingest_closes_the_store_only_for_a_waiting_reader(tmp_path):
     """Closing checkpoints, so a writer keeps the store open between batches unless a reader
     waits: the waiting reader says so (a shared lock on <store>.readers) and gets in."""
     db = tmp_path / "s.duckdb"
-    ingest([str(LOGS)], db=str(db), workers=1)
+    n = _ingest_samples(db)
     writer = Store(db)
     try:
         writer.con.execute("SELECT 1")
@@ -117,7 +128,7 @@ def test_an_ingest_closes_the_store_only_for_a_waiting_reader(tmp_path):
             time.sleep(0.05)
         out, err = reader.communicate(timeout=60)
         assert reader.returncode == 0, err
-        assert out.splitlines() == ["n", "16"]
+        assert out.splitlines() == ["n", str(n)]
         writer.con.execute("SELECT 1")  # reopens after the reader is done
         assert not writer.release(for_readers=True)  # the reader's signal went with it
     finally:

@@ -55,8 +55,9 @@ def test_every_usage_row_is_priced_at_ingest(db):
     priced = rows.filter(pl.col("usd").is_not_null())
     assert priced.height > 0.9 * rows.height
     assert set(priced["price_source"]) <= {costs.library(), "free"}
-    # unknown models (the Codex sample's gpt-5.5-mini) stay unpriced, never $0
-    assert rows.filter(pl.col("usd").is_null())["model"].unique().to_list() == ["gpt-5.5-mini"]
+    # unknown models stay unpriced, never $0: the Codex sample's gpt-5.5-mini and the Qwen Code
+    # sample's qwen3-coder-plus (sample_logs/qwen-code, issue 29), which genai-prices does not list
+    assert sorted(rows.filter(pl.col("usd").is_null())["model"].unique()) == ["gpt-5.5-mini", "qwen3-coder-plus"]
     assert q(db, "SELECT value FROM sessiongraph_meta WHERE key = 'prices'").item() == costs.library()
 
 
@@ -108,9 +109,14 @@ def test_views_add_up(db):
     assert totals["requests"] > 4
     for name, value in totals.items():
         assert value == pytest.approx(totals["requests"], abs=5e-5), name
-    # one unpriced request makes the whole sum unknown, never a partial figure
-    unpriced = q(db, "SELECT * FROM run_costs WHERE unpriced_requests > 0")
+    # one unpriced request makes the whole sum unknown, never a partial figure: the partly priced
+    # runs (the Codex gpt-5.5 + gpt-5.5-mini ones) have usd null but a usd_priced part ...
+    unpriced = q(db, "SELECT * FROM run_costs WHERE unpriced_requests > 0 AND unpriced_requests < requests")
     assert unpriced.height and unpriced["usd"].is_null().all() and (unpriced["usd_priced"] > 0).all()
+    # ... and a run with nothing priced (the Qwen Code sample's qwen3-coder-plus run) is null, priced part 0
+    none = q(db, "SELECT * FROM run_costs WHERE requests > 0 AND unpriced_requests = requests")
+    assert none["root_harness"].to_list() == ["qwen-code"]
+    assert none["usd"].is_null().all() and (none["usd_priced"] == 0).all()
     assert q(db, "SELECT count(*) FROM run_costs").item() == q(db, "SELECT count(*) FROM runs").item()
     assert q(db, "SELECT usd FROM model_costs WHERE model = 'gpt-5.5-mini'")["usd"].is_null().all()
 

@@ -250,7 +250,8 @@ def test_the_committed_windows_files_are_the_generators_defaults(tmp_path):
 
 
 def test_the_scenario_in_place_and_its_ocp_export(tmp_path):
-    """Ingested where it lies the script is missing (counted), the Windows family stands, and
+    """Ingested where it lies the script is not followed (its workspace is not on this machine:
+    counted, never reported missing), the Windows family stands, and
     every run exports clean under the reference checker."""
     if Path(LOGGED).exists():
         pytest.skip(f"{LOGGED} exists here")
@@ -259,10 +260,10 @@ def test_the_scenario_in_place_and_its_ocp_export(tmp_path):
     pairs, _got, _counts = _edges(db)
     assert pairs == _want(WINDOWS_FAMILY)
     with Store(db, read_only=True) as s:
-        assert s.query("SELECT detail FROM diagnostics WHERE code = 'script_not_followed'").rows() == [
-            ("missing",),
-            ("missing",),
-        ]
+        got = s.query(
+            "SELECT detail, sum(coalesce(count, 1))::INT FROM diagnostics WHERE code = 'script_not_followed' GROUP BY 1"
+        ).rows()
+        assert got == [("outside_workspace", 2)]
     summary = export_ocp(tmp_path / "ocp", db=str(db))
     assert summary.documents >= 4
     _assert_clean(validate(summary.files), summary.documents)

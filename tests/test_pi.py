@@ -291,7 +291,15 @@ def test_corpus_large_session(large_session):
         "write": 23,
     }
     assert set(frames.file_events["tier"]) == {"verified"}
-    assert frames.file_events["path"].str.starts_with("/Users/badlogic/workspaces/pi-mono/").all()
+    # All in the workspace but the theme file read and edited as ~/.pi/agent/themes/nord.json: a home
+    # path stays as written (ingest/paths.py, "~ kept, never joined to a cwd"), no longer
+    # /Users/badlogic/workspaces/pi-mono/~/.pi/... as before the canonical path form.
+    outside = frames.file_events.filter(~pl.col("path").str.starts_with("/Users/badlogic/workspaces/pi-mono/"))
+    assert sorted(outside.select("line", "op", "path").rows()) == [
+        (830, "read", "~/.pi/agent/themes/nord.json"),
+        (832, "write", "~/.pi/agent/themes/nord.json"),
+        (834, "write", "~/.pi/agent/themes/nord.json"),
+    ]
     # 453 assistant messages, all with usage (input, output, cacheRead, cacheWrite summed raw).
     assert frames.usage.height == 453
     assert token_sums(frames) == (1049, 83156, 43229469, 4296232, 4296232, 0, 0)

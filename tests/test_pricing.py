@@ -236,6 +236,7 @@ SAMPLE_MODELS = {
     "claude-opus-4-6": ("anthropic", "claude-opus-4-6"),
     "claude-sonnet-4-5": ("anthropic", "claude-sonnet-4-5"),
     "claude-sonnet-4-5-20250929": ("anthropic", "claude-sonnet-4-5"),
+    "claude-sonnet-4-6": ("anthropic", "claude-sonnet-4-6"),  # the agent-teams workflow's subagents
     "gpt-5": ("openai", "gpt-5"),
     "gpt-5-mini": ("openai", "gpt-5-mini"),
     "gpt-5.1-codex": ("openai", "gpt-5.1"),  # genai-prices lists the codex variant under gpt-5.1

@@ -852,8 +852,11 @@ def test_ocp_a_spawn_at_the_instant_a_revision_returns(tmp_path):
     ingest([str(logs)], db=str(tmp_path / "s.duckdb"), workers=1)
     [path] = export_ocp(tmp_path / "ocp", db=str(tmp_path / "s.duckdb")).files
     doc = json.loads(Path(path).read_text())
-    assert [(e["kind"], e["from_attempt"], e["to_attempt"]) for e in doc["edges"]] == [
-        ("spawn", "prickle:tsk_impl_retry#1", "prickle:tsk_followup#1")
+    # The plan task is not on disk here: its placeholder node has no attempts, so its reported
+    # spawn edge to the impl task has no from_attempt (OCP 0.3 requires one only on artifact edges).
+    assert [(e["kind"], e["tier"], e.get("from_attempt"), e["to_attempt"]) for e in doc["edges"]] == [
+        ("spawn", "verified", "prickle:tsk_impl_retry#1", "prickle:tsk_followup#1"),
+        ("spawn", "reported", None, "prickle:tsk_impl_retry#1"),
     ]
 
 

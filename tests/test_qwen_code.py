@@ -86,7 +86,11 @@ def _claude_files(root: Path) -> list[Path]:
 
 def test_claude_detection_still_accepts_every_claude_sample():
     files = _claude_files(ROOT / "sample_logs")
-    assert len(files) == 31
+    # Pinned so a selection that silently shrinks fails; 31 when Qwen Code landed, +23 from the
+    # branches merged with it: Claude teams (harbor b19c5100 + 7 subagents) and workflow runs
+    # (quill d6159ef5 + 4 workflow files), scenarios/claude-print-windows (5),
+    # scenarios/orphan-subagents (3) and scenarios/paths (relay 7d3a9c41, C--Users-me-proj b81e4f2a).
+    assert len(files) == 54
     for f in files:
         head = f.read_bytes()[:65536]
         assert claude_code.detect(str(f), head), f

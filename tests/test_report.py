@@ -79,12 +79,18 @@ def costs_by_record(db, since=None):
 
 def test_runs_per_day(db, built):
     full, _ = built
+    # Each sample run is active on the day it started; its sessions count on the day each started
+    # (a session with no time, a workflow journal, is in no day's count).
     want = q(
         db,
-        "SELECT strftime(timezone('UTC', started_at), '%Y-%m-%d') AS d, count(*) AS n, sum(n_sessions) AS s "
-        "FROM runs GROUP BY d ORDER BY d",
+        "WITH r AS (SELECT strftime(timezone('UTC', started_at), '%Y-%m-%d') AS d, count(*) AS n FROM runs "
+        "           WHERE started_at IS NOT NULL GROUP BY d), "
+        "t AS (SELECT session_id, min(started_at) AS started_at FROM sessions GROUP BY 1), "
+        "s AS (SELECT strftime(timezone('UTC', t.started_at), '%Y-%m-%d') AS d, count(DISTINCT m.session_id) AS k "
+        "      FROM run_sessions m JOIN t USING (session_id) WHERE t.started_at IS NOT NULL GROUP BY d) "
+        "SELECT d, n, k FROM r JOIN s USING (d) ORDER BY d",
     )
-    got = full.per_day.filter(full.per_day["runs"] > 0)
+    got = full.per_day.filter((full.per_day["runs"] > 0) & full.per_day["day"].is_not_null())
     assert [(str(d), n, s) for d, n, s in got.select("day", "runs", "sessions").iter_rows()] == list(want.iter_rows())
     assert full.runs.height == q(db, "SELECT count(*) FROM runs").item() > 20
 
@@ -201,7 +207,9 @@ def test_html_report_is_self_contained_with_a_chart(db, built, tmp_path):
     assert len(charts) == 2
     priced = full.cost.filter(full.cost["usd"] > 0)
     assert len(re.findall(r'<rect class="m-\d+( hatch| back| dots)?"', charts[1])) == priced.height
-    assert len(re.findall(r'<rect class="hc-1"', charts[0])) == full.per_day.filter(full.per_day["runs"] > 0).height
+    # one bar per day with runs; the no-time row (day null) is in the table, not on the time axis
+    days = full.per_day.filter((full.per_day["runs"] > 0) & full.per_day["day"].is_not_null())
+    assert len(re.findall(r'<rect class="hc-1"', charts[0])) == days.height
     assert 'id="unpriced"' in page and "gpt-5.5-mini" in page
     assert (
         len(re.findall(r"<tr>", page.split('id="top-runs"')[1].split("<tbody>")[1].split("</tbody>")[0]))

@@ -87,15 +87,20 @@ def test_summary_is_json_serialisable(tmp_path):
     # `claude -p` runs, a look-alike); scenarios/orphan-subagents 3 Claude Code (a missing parent's);
     # scenarios/paths 2 Claude Code and 7 Codex; the agent-team sample 8 Claude Code (lead, Explore,
     # five teammate files, compaction) and the workflow sample 5 (lead, the run's journal, three agents).
+    # Issue 29's adapters add sample_logs/cursor 3 (a flat transcript, a nested one and its subagent),
+    # sample_logs/kimi-code 2 (the main wire and agent-0's) and sample_logs/qwen-code 2 (two chats).
     assert data["sessions_by_harness"] == {
         "claude-code": 47 + 8 + 5,
         "codex": 43,
+        "cursor": 3,
         "gemini-cli": 5,
+        "kimi-code": 2,
         "ocp": 2,
         "omp": 9,
         "opencode": 6,
         "pi": 3,
         "prickle": 11,
+        "qwen-code": 2,
     }
 
 

@@ -92,11 +92,21 @@ RUN_TRAJECTORIES = pl.Schema(
 )
 
 _RUNS = "SELECT run_id, root_session_id, root_harness, harnesses, models, n_sessions FROM runs"
+# Every session of a run, with or without text, and the call in its parent that started it: a
+# session with no conversation (a workflow journal, a missing parent's placeholder) is bridged,
+# its children linked to the nearest ancestor that has one, at the call that started the chain.
+_PARENTS = """
+SELECT m.session_id, any_value(m.parent_session_id) AS parent_session_id, min(e.src_call_id) AS call_id
+FROM run_sessions m
+LEFT JOIN all_edges e ON e.dst = m.session_id AND e.src = m.parent_session_id AND e.kind = m.via
+GROUP BY m.session_id
+"""
 
 
 def build(store: Store, sessions: pl.DataFrame) -> pl.DataFrame:
     """One row per run with a conversation, from the per-session rows of ``messages.build``."""
     runs = {r["run_id"]: r for r in store.query(_RUNS).iter_rows(named=True)}
+    parents = {sid: (parent, call) for sid, parent, call in store.query(_PARENTS).iter_rows()}
     writes = store.query(RUN_WRITES)
     paths: dict[str, list[str]] = {}
     for rid, path in writes.iter_rows():
@@ -104,25 +114,33 @@ def build(store: Store, sessions: pl.DataFrame) -> pl.DataFrame:
     key = pl.coalesce("run_id", "session_id").alias("_run")
     ordered = sessions.with_columns(key).sort("_run", "depth", "started_at", "session_id", nulls_last=True)
     rows = [
-        _row(rid, part, runs.get(rid), paths.get(rid, []))
+        _row(rid, part, runs.get(rid), paths.get(rid, []), parents)
         for (rid,), part in ordered.partition_by("_run", as_dict=True, maintain_order=True).items()
     ]
     return pl.DataFrame(rows, schema=RUN_TRAJECTORIES, orient="row")
 
 
-def _row(run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str]) -> tuple:
+def _row(
+    run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str], parents: dict[str, tuple] | None = None
+) -> tuple:
     convs = list(part.iter_rows(named=True))
     index = {c["session_id"]: i for i, c in enumerate(convs)}
     links = []
     for i, c in enumerate(convs):
-        parent = index.get(c["parent_session_id"])
-        if parent is None:
+        up, call_id, seen = c["parent_session_id"], c["spawn_call_id"], {c["session_id"]}
+        # a parent with no conversation here: up to the nearest ancestor that has one, at the
+        # call in it that started the chain
+        while up is not None and up not in index and up not in seen and parents and up in parents:
+            seen.add(up)
+            up, call_id = parents[up]
+        parent = index.get(up)
+        if parent is None or parent == i:
             continue
         links.append(
             {
                 "parent": parent,
-                "message": _message_of(convs[parent]["messages"], c["spawn_call_id"]),
-                "call_id": c["spawn_call_id"],
+                "message": _message_of(convs[parent]["messages"], call_id),
+                "call_id": call_id,
                 "child": i,
                 "child_session_id": c["session_id"],
                 "via": c["via"],
