@@ -238,7 +238,7 @@ class Sink:
     def __init__(self, path: Path, mode: str = "wb"):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.fh = open(path, mode, buffering=1 << 20)  # noqa: SIM115 - closed by close()
+        self.fh = open(path, mode, buffering=1 << 20)
         self.bytes = 0
 
     def put(self, rec: dict) -> None:

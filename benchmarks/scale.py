@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import repeat_samples  # noqa: E402
-from run import child_env, measure  # noqa: E402
+import repeat_samples
+from run import child_env, measure
 
 # The targets on the 2-core machine (benchmarks/README.md).
 TARGETS = {"append_s": 1.0, "warm_s": 1.0, "cold_ratio": 4.4, "peak_rss_mb": 1024.0, "rss_ratio": 1.3}

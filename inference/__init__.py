@@ -31,7 +31,7 @@ def infer(frames: Frames) -> Inferred:
     for pass_fn in _passes():
         try:
             result = pass_fn(frames, done)
-        except Exception as exc:  # one failing pass must not lose the others
+        except Exception as exc:  # noqa: BLE001 - one failing pass must not lose the others
             where = traceback.extract_tb(exc.__traceback__)[-1]
             result = PassResult.empty()
             done.diagnostics = pl.concat(

@@ -211,7 +211,7 @@ def infer_safely(frames: Frames, files: pl.DataFrame) -> dict[str, pl.DataFrame]
         tables = infer_group(frames, files)
         _check(tables)
         return tables
-    except Exception as exc:  # one failing partition must not lose the others
+    except Exception as exc:  # noqa: BLE001 - one failing partition must not lose the others
         if files["partition_id"].n_unique() > 1:
             return concat(infer_safely(_select(frames, f), f) for f in files.partition_by("partition_id"))
         where = traceback.extract_tb(exc.__traceback__)[-1]

@@ -80,7 +80,7 @@ def detect(path: str, head: bytes) -> bool:
             if seen == _HEAD_RECORDS:
                 break
         return seen > 0
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -205,7 +205,7 @@ def _claim(path: str, head: bytes, final: bool) -> Found | None:
     for name in names:
         try:
             claimed = registry.get(name).detect(path, head)
-        except Exception:  # a detector bug must not hide the file from the others
+        except Exception:  # noqa: BLE001 - a detector bug must not hide the file from the others
             claimed = False
         if claimed:
             return Found(path, name)
@@ -214,7 +214,7 @@ def _claim(path: str, head: bytes, final: bool) -> Found | None:
         try:
             if probe is not None and probe(head):
                 return Found(path, None, "no_session")
-        except Exception:  # as above
+        except Exception:  # noqa: BLE001 - as above
             pass
     return None
 

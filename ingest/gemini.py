@@ -112,7 +112,7 @@ def detect(path: str, head: bytes) -> bool:
     """A Gemini chat (JSON document or JSONL header line) or a project's prompt log."""
     try:
         return _detect(head)
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -71,7 +71,7 @@ def read_records(path: str, diags: Diagnostics) -> Iterator[tuple[int, dict]]:
     any_content = False
     with fh:
         try:
-            for n, raw in enumerate(lines(fh), start=1):  # noqa: B007 - n is read after the loop
+            for n, raw in enumerate(lines(fh), start=1):
                 if not raw.strip():
                     continue
                 any_content = True

@@ -110,7 +110,7 @@ def detect(path: str, head: bytes) -> bool:
         except orjson.JSONDecodeError:
             return True  # cut by the head
         return isinstance(second, dict) and isinstance(second.get("type"), str) and "time" in second
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

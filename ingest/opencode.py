@@ -85,7 +85,7 @@ def detect(path: str, head: bytes) -> bool:
         if head.startswith(SQLITE_MAGIC):
             return _db_tables(path) >= {"session", "message", "part"}
         return _is_session_file(path, head)
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -125,7 +125,7 @@ def detect(path: str, head: bytes) -> bool:
         if not records or not is_header(records[0]):
             return False
         return not is_omp(path, head)
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -74,7 +74,7 @@ def is_omp(path: str, head: bytes) -> bool:
             if kind == "message" and isinstance(msg, dict) and msg.get("role") in OMP_ONLY_ROLES:
                 return True
         return place(path)[0] is not None
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

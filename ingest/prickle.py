@@ -140,7 +140,7 @@ def detect(path: str, head: bytes) -> bool:
     """A task object (or an array or lines of them) with the schema's identifying keys."""
     try:
         return _detect(head)
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -94,7 +94,7 @@ def detect(path: str, head: bytes) -> bool:
             if seen == _HEAD_RECORDS:
                 return False
         return False
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

@@ -412,7 +412,7 @@ class _Walker:
             if words or redirs:
                 try:
                     self.command(words, redirs, st)
-                except Exception:  # one odd command must not hide the rest of the script
+                except Exception:  # noqa: BLE001 - one odd command must not hide the rest of the script
                     pass
             words, redirs = [], []
             if t.text == "(":
@@ -561,7 +561,7 @@ def _analyse(command: str, cwd: str | None, launchers: Launchers = ()) -> Analys
     walker = _Walker(table)
     try:
         walker.script(command[:MAX_CHARS], normalise(cwd, None) if cwd else None, 0, False, False)
-    except Exception:  # last resort (e.g. RecursionError): keep what was found so far
+    except Exception:  # noqa: BLE001 - last resort (e.g. RecursionError): keep what was found so far
         pass
     # rec holds the fields before segment (mypy cannot know a list's length)
     found = tuple(Launch(*rec, segment=i) for i, rec in enumerate(walker.launches))  # type: ignore[misc]

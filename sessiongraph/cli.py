@@ -156,7 +156,7 @@ def ingest(
     prune,
     max_text_chars,
     prices,
-):  # noqa: PLR0913
+):
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
     Harnesses read (default folders): Claude Code (~/.claude, $CLAUDE_CONFIG_DIR), Codex CLI
@@ -379,7 +379,7 @@ def _listing(kind: str, db, fmt, as_json, wide, **filters) -> None:
     help="Only sessions whose log ends so (sessions.end_status); repeatable.",
 )
 @_errors
-def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide, status):  # noqa: PLR0913
+def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide, status):
     """One line per session: harness, kind, how its log ends (status), start and end, model, cwd,
     subagents spawned, tokens, dollars and run."""
     _listing(
@@ -401,7 +401,7 @@ def sessions(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide, 
 @main.command()
 @_listing_options
 @_errors
-def runs(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):  # noqa: PLR0913
+def runs(db, since, until, harnesses, cwd, sort, limit, fmt, as_json, wide):
     """One line per run: root harness, start and end, sessions, subagents, launched sessions, the
     root's cwd, tokens, dollars and harnesses."""
     _listing(
@@ -539,7 +539,7 @@ def export_parquet(out, privacy, db, as_json):
 @DB_OPTION
 @json_option()
 @_errors
-def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, by, db, as_json):  # noqa: PLR0913
+def export_trajectories(out, split, seed, fmt, since, until, harnesses, min_steps, by, db, as_json):
     """Write each session's conversation (messages with tool calls) and labels as training splits.
 
     Needs a store ingested with --privacy full (the text is the point); OUT/<split>.parquet or

@@ -47,7 +47,7 @@ def detect(path: str, head: bytes) -> bool:
     """True when ``head`` starts like a Codex rollout (envelope or pre-envelope header)."""
     try:
         return detect_head(head)
-    except Exception:  # detection must never break a scan
+    except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
 

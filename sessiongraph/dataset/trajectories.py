@@ -181,7 +181,7 @@ def export_trajectories(
     return summary
 
 
-def _export_runs(  # noqa: PLR0913
+def _export_runs(
     runs: pl.DataFrame,
     out: str | os.PathLike,
     summary: TrajectorySummary,

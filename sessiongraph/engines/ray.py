@@ -64,7 +64,7 @@ _COMPAT = pl.CompatLevel.oldest()  # large_string / large_list: no view types in
 def _ray():
     try:
         import ray
-        import ray.data  # noqa: F401 - the Data library is the part we need
+        import ray.data
     except ImportError:
         raise SessiongraphError(
             "the ray engine needs Ray: pip install 'sessiongraph[ray]' (or drop --engine ray)"

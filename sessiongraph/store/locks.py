@@ -21,7 +21,7 @@ def take_writer_lock(db: Path):
     lock (the OS drops it when the process dies, so a killed ingest never leaves a stale lock)."""
     lock_path = db.with_name(db.name + ".lock")
     try:
-        fh = open(lock_path, "a+")  # noqa: SIM115 - held open for the Store's life
+        fh = open(lock_path, "a+")
     except OSError as exc:
         raise SessiongraphError(
             f"cannot open store {db}: cannot create {lock_path}: {exc.strerror}", path=str(db)
@@ -53,7 +53,7 @@ def signal_waiting(db: Path):
     the ingest sees it and closes the store after its batch. None when the file cannot be opened
     (a read-only folder): the reader then waits for the ingest to end."""
     try:
-        fh = open(_readers_path(db), "a+")  # noqa: SIM115 - held open while waiting
+        fh = open(_readers_path(db), "a+")
     except OSError:
         return None
     try:
