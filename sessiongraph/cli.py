@@ -354,7 +354,7 @@ def _listing_options(fn):
                 show_default=True,
                 help="Machine formats never cut an id.",
             ),
-            click.option("--json", "as_json", is_flag=True, help="Same as --format json."),
+            json_option("Same as --format json."),
             click.option("--wide", is_flag=True, help="Cut no cell of the table (ids are never cut)."),
         ]
     ):

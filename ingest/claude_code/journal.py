@@ -23,7 +23,7 @@ from datetime import datetime
 
 from sessiongraph.ingest import resume
 from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_str, json_type, parse_ts
+from sessiongraph.ingest.jsonl import Diagnostics, as_str, file_size, json_type, parse_ts
 
 NAME = "claude-code"
 JOURNAL = "journal.jsonl"
@@ -119,7 +119,7 @@ class _Journal:
             "session_kind": "workflow",
             "layout": "journal",
             "source_path": self.path,
-            "source_bytes": _size(self.path),
+            "source_bytes": file_size(self.path),
             "started_at": self.first_ts,
             "ended_at": self.last_ts,
             "parent_native_id": self.native,
@@ -127,10 +127,3 @@ class _Journal:
         }
         calls = [{**c, "session_id": sid, "source_path": self.path} for c in self.calls]
         return Frames.from_rows(sessions=[session], calls=calls, diagnostics=self.diags.rows)
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
