@@ -404,6 +404,59 @@ def test_case9_query_parquet_runs_in_the_stores_sandbox(tmp_path):
     assert not (tmp_path / "other.duckdb").exists()
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MB tmpfs (root only): a store on it fills the disk in mid-ingest; ``remount(size)``
+    gives it room."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount not permitted here: {done.stderr.decode(errors='replace').strip()}")
+
+    def remount(size: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(disk)], check=True)
+
+    try:
+        yield disk, remount
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_case10_a_full_disk_ends_in_one_message_and_the_store_as_it_was(tmp_path, small_disk):
+    """ENOSPC in mid-ingest (batches of 3 files: some committed before it) is one `Error:` line
+    naming the store and the cause, exit 1; the store opens, and once the disk has room the next
+    ingest completes it to what a cold ingest stores."""
+    from tests.test_crash import dump
+
+    disk, remount = small_disk
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("*.md", "*.py"))
+    env = dict(os.environ, SESSIONGRAPH_BATCH_FILES="3")
+    cmd = [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--workers", "1", "--db"]
+    db = disk / "s.duckdb"
+    full = subprocess.run([*cmd, str(db)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert full.returncode == 1, full.stderr[-2000:]
+    assert "Traceback" not in full.stderr
+    errors = [line for line in full.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, full.stderr[-2000:]
+    assert f"cannot write store {db}: no space left on device" in errors[0]
+    with Store(db, read_only=True) as s:  # consistent: whole batches only
+        assert (
+            s.query(
+                "SELECT count(*) FROM sessions WHERE source_path NOT IN (SELECT source_path FROM ingested_files)"
+            ).item()
+            == 0
+        )
+    remount("64m")
+    subprocess.run([*cmd, str(db)], check=True, capture_output=True, cwd=ROOT, env=env, timeout=300)
+    cold = tmp_path / "cold.duckdb"
+    subprocess.run([*cmd, str(cold)], check=True, capture_output=True, cwd=ROOT, env=env, timeout=300)
+    assert dump(db) == dump(cold)
+
+
 def test_case11_workspace_scripts_are_followed_only_inside_a_real_workspace(tmp_path, monkeypatch):
     """A log whose cwd is ``/`` or the home folder makes no host file be opened (whether it
     exists or not, the answer is ``outside_workspace``, never ``missing``); inside a real
