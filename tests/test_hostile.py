@@ -515,6 +515,54 @@ def test_case12_a_first_record_past_the_probe_is_still_classified(tmp_path):
     assert got["logs"] == got["plain"] and got["plain"][0] > 0 and got["plain"][2] == 0
 
 
+def test_case12_exported_ocp_values_fit_the_schemas_length_limits(tmp_path):
+    """An imported document whose ids, titles, labels, evidence, reasons, models, cwds and paths
+    are 100k characters exports (under ``full``) as a document the reference checker passes with
+    0 errors and 0 warnings: values cut as head~hash (references still match), the count in ext."""
+    from tests.test_ocp import validate
+
+    long = "\u00e9" + "x" * 100_000
+    doc = json.loads((SAMPLES / "ocp" / "acme-swarm-v02.ocp.json").read_text())
+    refs = {n["id"] for n in doc["nodes"]} | {a["id"] for a in doc["attempts"]} | {"notes"}
+    ref_keys = {"id", "node", "from", "to", "from_attempt", "to_attempt", "producer", "launched_by", "artifact"}
+
+    def grow(o):
+        if isinstance(o, dict):
+            return {
+                k: v + long
+                if isinstance(v, str) and ((k in ref_keys and v in refs) or k in ("evidence", "how", "raw", "path"))
+                else [x + long for x in v]
+                if isinstance(v, list) and v and all(isinstance(x, str) and x in refs for x in v)
+                else grow(v)
+                for k, v in o.items()
+            }
+        return [grow(x) for x in o] if isinstance(o, list) else o
+
+    doc = grow(doc)
+    doc["run"] |= {"id": "run" + long, "title": long, "labels": {"family": long}}
+    for n in doc["nodes"]:
+        n |= {"title": long, "labels": {"k": long}}
+    for a in doc["attempts"]:
+        a |= {"cwd": "/w/" + long, "session": "s" + long}
+        a["outcome"]["reason"] = long
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "long.ocp.json").write_text(json.dumps(doc))
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, privacy="full")
+    out = tmp_path / "out"
+    runner = CliRunner()
+    res = runner.invoke(main, ["export", "ocp", "--db", db, "--out", str(out), "--privacy", "full"])
+    assert res.exit_code == 0, res.output
+    files = sorted(str(f) for f in out.glob("*.ocp.json"))
+    assert len(files) == 1
+    report = validate(files)
+    assert [(f["errors"], f["warnings"]) for f in report["files"]] == [(0, 0)], report
+    got = json.loads(open(files[0]).read())
+    assert got["ext"]["dev.sessiongraph"]["truncated"]["values"] > 40
+    assert len(got["run"]["title"]) == 500 and got["run"]["title"].startswith(long[:100])
+
+
 def test_case13_readme_lists_every_text_column_metadata_only_keeps(tmp_path):
     """README's "What `metadata_only` keeps" table names exactly the text-valued columns of the
     store's frame tables that a metadata_only ingest of every sample fills (never the text
