@@ -58,6 +58,18 @@ def _errors(fn):
             from sessiongraph.views.output import printable
 
             raise click.ClickException(printable(str(exc))) from None
+        except Exception as exc:
+            # A full disk or an I/O error outside the store (which raises its own message, see
+            # Store.__exit__), e.g. writing an export: the OS's reason and the file, in one line.
+            # (duckdb is not imported here: --help must stay quick.)
+            from sessiongraph.store.connection import first_line, io_failure
+            from sessiongraph.views.output import printable
+
+            if (why := io_failure(exc)) is None:
+                raise
+            target = (exc.filename if isinstance(exc, OSError) else None) or kwargs.get("out")
+            what = f"cannot write {target}: {why}" if target else f"{why}: {first_line(exc)}"
+            raise click.ClickException(printable(what)) from None
 
     return wrapper
 

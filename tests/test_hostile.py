@@ -403,6 +403,59 @@ def test_case9_query_parquet_runs_in_the_stores_sandbox(tmp_path):
     assert not (tmp_path / "other.duckdb").exists()
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MB tmpfs (root only): a store on it fills the disk in mid-ingest; ``remount(size)``
+    gives it room."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount not permitted here: {done.stderr.decode(errors='replace').strip()}")
+
+    def remount(size: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(disk)], check=True)
+
+    try:
+        yield disk, remount
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_case10_a_full_disk_ends_in_one_message_and_the_store_as_it_was(tmp_path, small_disk):
+    """ENOSPC in mid-ingest (batches of 3 files: some committed before it) is one `Error:` line
+    naming the store and the cause, exit 1; the store opens, and once the disk has room the next
+    ingest completes it to what a cold ingest stores."""
+    from tests.test_crash import dump
+
+    disk, remount = small_disk
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES, logs, ignore=shutil.ignore_patterns("*.md", "*.py"))
+    env = dict(os.environ, SESSIONGRAPH_BATCH_FILES="3")
+    cmd = [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--workers", "1", "--db"]
+    db = disk / "s.duckdb"
+    full = subprocess.run([*cmd, str(db)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert full.returncode == 1, full.stderr[-2000:]
+    assert "Traceback" not in full.stderr
+    errors = [line for line in full.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, full.stderr[-2000:]
+    assert f"cannot write store {db}: no space left on device" in errors[0]
+    with Store(db, read_only=True) as s:  # consistent: whole batches only
+        assert (
+            s.query(
+                "SELECT count(*) FROM sessions WHERE source_path NOT IN (SELECT source_path FROM ingested_files)"
+            ).item()
+            == 0
+        )
+    remount("64m")
+    subprocess.run([*cmd, str(db)], check=True, capture_output=True, cwd=ROOT, env=env, timeout=300)
+    cold = tmp_path / "cold.duckdb"
+    subprocess.run([*cmd, str(cold)], check=True, capture_output=True, cwd=ROOT, env=env, timeout=300)
+    assert dump(db) == dump(cold)
+
+
 def test_case11_workspace_scripts_are_followed_only_inside_a_real_workspace(tmp_path, monkeypatch):
     """A log whose cwd is ``/`` or the home folder makes no host file be opened (whether it
     exists or not, the answer is ``outside_workspace``, never ``missing``); inside a real
@@ -459,6 +512,54 @@ def test_case12_a_first_record_past_the_probe_is_still_classified(tmp_path):
                 " (SELECT count(*) FROM diagnostics WHERE code = 'unknown_format')"
             ).row(0)
     assert got["logs"] == got["plain"] and got["plain"][0] > 0 and got["plain"][2] == 0
+
+
+def test_case12_exported_ocp_values_fit_the_schemas_length_limits(tmp_path):
+    """An imported document whose ids, titles, labels, evidence, reasons, models, cwds and paths
+    are 100k characters exports (under ``full``) as a document the reference checker passes with
+    0 errors and 0 warnings: values cut as head~hash (references still match), the count in ext."""
+    from tests.test_ocp import validate
+
+    long = "\u00e9" + "x" * 100_000
+    doc = json.loads((SAMPLES / "ocp" / "acme-swarm-v02.ocp.json").read_text())
+    refs = {n["id"] for n in doc["nodes"]} | {a["id"] for a in doc["attempts"]} | {"notes"}
+    ref_keys = {"id", "node", "from", "to", "from_attempt", "to_attempt", "producer", "launched_by", "artifact"}
+
+    def grow(o):
+        if isinstance(o, dict):
+            return {
+                k: v + long
+                if isinstance(v, str) and ((k in ref_keys and v in refs) or k in ("evidence", "how", "raw", "path"))
+                else [x + long for x in v]
+                if isinstance(v, list) and v and all(isinstance(x, str) and x in refs for x in v)
+                else grow(v)
+                for k, v in o.items()
+            }
+        return [grow(x) for x in o] if isinstance(o, list) else o
+
+    doc = grow(doc)
+    doc["run"] |= {"id": "run" + long, "title": long, "labels": {"family": long}}
+    for n in doc["nodes"]:
+        n |= {"title": long, "labels": {"k": long}}
+    for a in doc["attempts"]:
+        a |= {"cwd": "/w/" + long, "session": "s" + long}
+        a["outcome"]["reason"] = long
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "long.ocp.json").write_text(json.dumps(doc))
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, privacy="full")
+    out = tmp_path / "out"
+    runner = CliRunner()
+    res = runner.invoke(main, ["export", "ocp", "--db", db, "--out", str(out), "--privacy", "full"])
+    assert res.exit_code == 0, res.output
+    files = sorted(str(f) for f in out.glob("*.ocp.json"))
+    assert len(files) == 1
+    report = validate(files)
+    assert [(f["errors"], f["warnings"]) for f in report["files"]] == [(0, 0)], report
+    got = json.loads(open(files[0]).read())
+    assert got["ext"]["dev.sessiongraph"]["truncated"]["values"] > 40
+    assert len(got["run"]["title"]) == 500 and got["run"]["title"].startswith(long[:100])
 
 
 def test_case13_readme_lists_every_text_column_metadata_only_keeps(tmp_path):

@@ -17,7 +17,8 @@ from sessiongraph.inference.edges import short_hash
 from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp.bundle import bundles, chosen_runs
-from sessiongraph.ocp.writer import document
+from sessiongraph.ocp.limits import fit
+from sessiongraph.ocp.writer import EXT, document
 from sessiongraph.store import Store
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -68,7 +69,8 @@ def export_ocp(
             sources.update(s for b in bundle.usage["sources"] for s in b)
             summary.files.append(_write(out_dir, bundle.run["run_id"], doc))
         for run_id, doc in stated_documents(store, chosen.filter(pl.col("producer").is_not_null())):
-            summary.files.append(_write(out_dir, run_id, restrict(doc, privacy)))
+            # as stated, but within OCP's length limits: a producer's 100k-character title is cut
+            summary.files.append(_write(out_dir, run_id, fit(restrict(doc, privacy), EXT)))
     summary.documents = len(summary.files)
     summary.unpriced_models = dict(sorted(unpriced.items()))
     summary.priced_by = dict(sorted(sources.items()))

@@ -33,6 +33,7 @@ from sessiongraph.ingest.ocp import capabilities
 from sessiongraph.ingest.secrets import mask
 from sessiongraph.ocp import outcome as ocp_outcome
 from sessiongraph.ocp.bundle import RunBundle
+from sessiongraph.ocp.limits import fit
 from sessiongraph.ocp.time import attempt_from, attempt_until, event_order, timestamp
 from sessiongraph.pricing import FREE
 from sessiongraph.version import __version__
@@ -443,6 +444,7 @@ class _Doc:
 
 
 def document(bundle: RunBundle, *, privacy: str = "metadata_only") -> tuple[dict, Counter]:
-    """The OCP document of one run, and the models it could not price."""
+    """The OCP document of one run (values over OCP's length limits cut: ``ocp.limits``), and
+    the models it could not price."""
     d = _Doc(bundle, privacy)
-    return d.build(), d.unpriced
+    return fit(d.build(), EXT), d.unpriced

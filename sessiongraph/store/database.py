@@ -20,7 +20,7 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
-from sessiongraph.store.connection import first_line, registered, transaction
+from sessiongraph.store.connection import first_line, io_failure, registered, transaction
 from sessiongraph.store.locks import LOCK_TIMEOUT_S, readers_waiting, signal_waiting, take_writer_lock
 from sessiongraph.store.schema import FILE_TABLES, INFERENCE_TABLES, SCHEMA_VERSION, sql, view_sql
 from sessiongraph.version import __version__
@@ -89,8 +89,9 @@ class Store:
                 self._migrate()
             else:
                 self._check_version()
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            self._raise_if_disk_failed(exc)
             raise
 
     @property
@@ -151,14 +152,37 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, _type: object, exc: BaseException | None, _tb: object) -> None:
+        """Close; a writer whose block or close (it checkpoints) failed to write the disk raises
+        one :class:`SessiongraphError` naming the store instead of DuckDB's error."""
+        try:
+            self.close()
+        except (duckdb.Error, OSError) as closing:
+            self._raise_if_disk_failed(exc or closing)
+            raise
+        if exc is not None:
+            self._raise_if_disk_failed(exc)
+
+    def _raise_if_disk_failed(self, exc: BaseException) -> None:
+        # Each write is one transaction: a failed one left the store as it was before it.
+        if self.read_only or (why := io_failure(exc)) is None:
+            return
+        named = str(exc.filename or "") if isinstance(exc, OSError) else str(exc)
+        if str(self.path) not in named:
+            return  # another file's failure (an export's output): the CLI shows its own message
+        raise SessiongraphError(
+            f"cannot write store {self.path}: {why}; it holds what was written before this "
+            "failure, nothing of the failed write (free space and run again)",
+            path=str(self.path),
+        ) from None
 
     def close(self) -> None:
-        self.release()
-        if self._writer_lock is not None:
-            self._writer_lock.close()  # closing the file drops the flock
-            self._writer_lock = None
+        try:
+            self.release()
+        finally:
+            if self._writer_lock is not None:
+                self._writer_lock.close()  # closing the file drops the flock
+                self._writer_lock = None
 
     # -- schema ------------------------------------------------------------------------------
 
