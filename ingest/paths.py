@@ -80,7 +80,9 @@ def _canonical(path: str, cwd: str | None, windows: bool) -> str | None:
         rest = _clean("", p[2:].replace("\\", "/"), True).lstrip("/")
         return "//" + rest if rest else None
     if p.startswith("/") or (win and p.startswith("\\")):
-        return _clean("", p, win)
+        out = _clean("", p, win)
+        # resolving `.`/`..` can leave an MSYS drive (`/./c/x` is `/c/x`): spell it as one, once
+        return _canonical(out, None, True) if win and _MSYS.match(out) else out
     base = canonical(cwd, None, windows=win) if cwd else None
     if base is None:
         return None

@@ -100,6 +100,13 @@ SEGMENT = st.sampled_from(["a", "b", ".", "..", "Users", "me"])
 PREFIX = st.sampled_from(["C:\\", "c:/", "\\\\?\\C:\\", "/mnt/c/", "/", "/c/", "~/", "", "\\\\srv\\share\\"])
 
 
+def test_a_dot_before_an_msys_drive_is_still_the_drive():
+    """Found by the property below: `/./a` in a Windows context is Git Bash's drive A, as `/a` is."""
+    assert canonical("/./a", windows=True) == canonical("/a", windows=True) == "A:/"
+    assert canonical("/./c/x/../y", windows=True) == "C:/y"
+    assert canonical("/./a") == "/a"
+
+
 @given(prefix=PREFIX, segs=st.lists(SEGMENT, max_size=6), sep=st.sampled_from(["/", "\\"]), win=st.booleans())
 def test_canonical_is_idempotent(prefix, segs, sep, win):
     got = canonical(prefix + sep.join(segs), "C:\\w" if win else "/w")
