@@ -150,15 +150,7 @@ def export_trajectories(
         _export_runs(runs, out, summary, fmt, since=since, until=until, harnesses=harnesses, min_steps=min_steps)
         return summary
     rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS), harness=pl.col("_harness"))
-    keep = pl.lit(True)
-    if since is not None:
-        keep &= pl.col("ended_at").is_null() | (pl.col("ended_at") >= since)
-    if until is not None:
-        keep &= pl.col("started_at").is_null() | (pl.col("started_at") <= until)
-    if harnesses:
-        keep &= pl.col("harness").is_in(list(harnesses))
-    if min_steps:
-        keep &= pl.col("n_steps") >= min_steps
+    keep = _kept(since, until, harnesses, min_steps)
     kept = rows.filter(keep)
     summary.filtered = rows.height - kept.height
     kept = kept.sort("run_id", "started_at", "session_id", nulls_last=True)
@@ -193,15 +185,7 @@ def _export_runs(
     min_steps: int,
 ) -> None:
     """One row per run (run_trajectories); the filters keep or leave a run whole."""
-    keep = pl.lit(True)
-    if since is not None:
-        keep &= pl.col("ended_at").is_null() | (pl.col("ended_at") >= since)
-    if until is not None:
-        keep &= pl.col("started_at").is_null() | (pl.col("started_at") <= until)
-    if harnesses:
-        keep &= pl.col("harness").is_in(list(harnesses))
-    if min_steps:
-        keep &= pl.col("n_steps") >= min_steps
+    keep = _kept(since, until, harnesses, min_steps)
     kept = runs.filter(keep)
     summary.filtered = runs.height - kept.height
     kept = kept.with_columns(
@@ -262,3 +246,17 @@ def _manifest(out: str | os.PathLike, summary: TrajectorySummary) -> None:
     with open(path + ".tmp", "wb") as fh:
         fh.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
     os.replace(path + ".tmp", path)
+
+
+def _kept(since, until, harnesses, min_steps) -> pl.Expr:
+    """The rows (sessions or runs) the export's --since/--until/--harness/--min-steps keep."""
+    keep = pl.lit(True)
+    if since is not None:
+        keep &= pl.col("ended_at").is_null() | (pl.col("ended_at") >= since)
+    if until is not None:
+        keep &= pl.col("started_at").is_null() | (pl.col("started_at") <= until)
+    if harnesses:
+        keep &= pl.col("harness").is_in(list(harnesses))
+    if min_steps:
+        keep &= pl.col("n_steps") >= min_steps
+    return keep
