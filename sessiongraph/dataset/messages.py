@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from sessiongraph.ingest.frames import END_STATUSES
 from sessiongraph.store import Store
 
 # A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
@@ -89,7 +90,7 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
     status = (
         attempts.sort("session_id", "n")
         .group_by("session_id", maintain_order=True)
-        .agg(pl.col("status").last(), pl.col("outcome_tier").last())
+        .agg(pl.col("status").last(), pl.col("outcome_tier").last(), pl.col("end_status").last())
     )
     spawns = store.query(_SPAWNS)
     tests = store.query(_TESTS, [TEST_COMMAND]).with_columns(
@@ -100,8 +101,24 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
         .join(status, on="session_id", how="left")
         .join(spawns, on="session_id", how="left")
         .join(tests, on="session_id", how="left")
-        .with_columns(pl.col("n_test_runs").fill_null(0))
+        .with_columns(pl.col("n_test_runs").fill_null(0), *_harness_end_state())
+        .drop("end_status")
     )
+
+
+def _harness_end_state() -> tuple[pl.Expr, pl.Expr]:
+    """The harness's own word on how the session ended (``sessions.end_status``: an answer that
+    finished its turn, an API error, an interrupt) wins over what the last step suggests; where the
+    adapter does not tell (``unknown`` or null), the step-based guess stays."""
+    told = pl.col("end_status").is_in(_TOLD_END)
+    return (
+        pl.when(told).then(pl.col("end_status")).otherwise(pl.col("end_state")).alias("end_state"),
+        pl.when(told).then(pl.lit("reported")).otherwise(pl.col("end_state_tier")).alias("end_state_tier"),
+    )
+
+
+# The end statuses a harness writes itself (frames.END_STATUSES without "unknown").
+_TOLD_END = [s for s in END_STATUSES if s != "unknown"]
 
 
 def _conversations(steps: pl.DataFrame) -> pl.DataFrame:
