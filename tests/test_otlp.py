@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -128,7 +128,11 @@ def test_verified_edges_nest_weaker_ones_link(store, files):
         by_id = {s["spanId"]: s for s in spans_of(doc)}
         span = sessions(doc)[child]
         tier, call = edges.get((child, parent, via), (None, None))
-        own = {sid for sid, s in by_id.items() if sid == sessions(doc)[parent]["spanId"] or s.get("parentSpanId") == sessions(doc)[parent]["spanId"]}
+        own = {
+            sid
+            for sid, s in by_id.items()
+            if sid == sessions(doc)[parent]["spanId"] or s.get("parentSpanId") == sessions(doc)[parent]["spanId"]
+        }
         if tier == "verified":
             nested += 1
             assert span["parentSpanId"] in own
@@ -209,7 +213,9 @@ def test_tokens_and_dollars_are_the_stores(store, files):
         assert got == list(want.get(run_id, [0] * 5)), run_id
         if usd.get(run_id) is not None and any(names.USD in a for a in spans):
             assert sum(a.get(names.USD, 0) for a in spans) == pytest.approx(usd[run_id], abs=1e-5)
-    assert all(not k.startswith("gen_ai.usage") for s in spans_of(files[LAMP]) if "execute_tool" in s["name"] for k in attrs(s))
+    assert all(
+        not k.startswith("gen_ai.usage") for s in spans_of(files[LAMP]) if "execute_tool" in s["name"] for k in attrs(s)
+    )
 
 
 def test_spans_carry_the_logs_times(store, files):
@@ -221,7 +227,9 @@ def test_spans_carry_the_logs_times(store, files):
     )[0]
     root = next(s for s in spans_of(files[LAMP]) if "parentSpanId" not in s and not s.get("links"))
     assert (int(root["startTimeUnixNano"]), int(root["endTimeUnixNano"])) == (start, end)
-    assert all(int(s["endTimeUnixNano"]) >= int(s["startTimeUnixNano"]) > 0 for d in files.values() for s in spans_of(d))
+    assert all(
+        int(s["endTimeUnixNano"]) >= int(s["startTimeUnixNano"]) > 0 for d in files.values() for s in spans_of(d)
+    )
 
 
 def test_attribute_names_are_the_semantic_conventions():
@@ -310,7 +318,7 @@ class Phoenix:
                 self.proc.wait(timeout=20)
         self.proc = None
 
-    def running(self) -> "Phoenix":
+    def running(self) -> Phoenix:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         return self

@@ -63,7 +63,7 @@ def export_otlp(
 ) -> OtlpSummary:
     """Write one ``<run>.otlp.json`` per run into ``out`` and/or send every run's spans to the
     OTLP/HTTP ``endpoint``; ``on_batch(runs, spans)`` hears of each batch the receiver accepted
-    (the CLI's progress)."""
+    (to show progress)."""
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     if out is None and endpoint is None:

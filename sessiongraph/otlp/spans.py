@@ -79,7 +79,7 @@ def run_spans(rows: RunRows, *, privacy: str) -> list[ReadableSpan]:
     """The run's spans, sessions first (by depth, then start), each session's calls after it."""
     run = rows.run
     rid = run["run_id"]
-    tid = trace_id(rid)
+    trace_id(rid)
     fallback = _ns(run["started_at"]) or _ns(run["ended_at"]) or 0
     calls_of: dict[str, list[dict]] = {}
     for c in rows.calls.iter_rows(named=True):
