@@ -28,6 +28,9 @@ from sessiongraph.otlp.export import export_otlp
 from sessiongraph.pipeline import ingest
 from tests.conftest import MARKER, SAMPLES, plant_logs
 
+# Phoenix's client imports all of Phoenix, whose ldap3 still uses pyasn1's old names.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ldap3")
+
 LAMP = "run_1bc098617790fdf8"  # scenarios/launch-lamp: a Claude root launching Codex three times, one verified
 ORBIT = "run_d0b6b48bf1149ae1"  # claude-code orbit-cli: four subagents (two levels) and a launch
 
