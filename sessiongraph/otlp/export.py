@@ -73,19 +73,23 @@ def export_otlp(
         out_dir.mkdir(parents=True, exist_ok=True)
     summary = OtlpSummary(out=None if out_dir is None else str(out_dir), endpoint=endpoint and traces_url(endpoint))
     sender = _Sender(summary.endpoint, batch_spans, on_batch) if summary.endpoint else None
-    with Store(db, read_only=True) as store:
-        chosen = store.chosen_runs(runs, since=since, until=until, harnesses=harnesses)
-        for rows in run_rows(store, chosen):
-            spans = run_spans(rows, privacy=privacy)
-            if out_dir is not None:
-                summary.files.append(_write(out_dir, rows.run["run_id"], spans))
-            if sender is not None:
-                sender.add(spans)
-            summary.runs += 1
-            summary.spans += len(spans)
-            summary.links += sum(len(s.links) for s in spans)
-    if sender is not None:
-        sender.finish()
+    try:
+        with Store(db, read_only=True) as store:
+            chosen = store.chosen_runs(runs, since=since, until=until, harnesses=harnesses)
+            for rows in run_rows(store, chosen):
+                spans = run_spans(rows, privacy=privacy)
+                if out_dir is not None:
+                    summary.files.append(_write(out_dir, rows.run["run_id"], spans))
+                if sender is not None:
+                    sender.add(spans)
+                summary.runs += 1
+                summary.spans += len(spans)
+                summary.links += sum(len(s.links) for s in spans)
+        if sender is not None:
+            sender.flush()
+    finally:
+        if sender is not None:
+            sender.exporter.shutdown()
     return summary
 
 
@@ -128,7 +132,8 @@ def _write(out_dir: Path, run_id: str, spans) -> str:
 
 
 class _Sender:
-    """Spans to the receiver in batches of ``size``; a run counts as sent once all its spans are."""
+    """Spans to the receiver in batches of ``size`` (the caller shuts its exporter down); a run
+    counts as sent once all its spans are."""
 
     def __init__(self, url: str, size: int, on_batch: Callable[[int, int], None] | None):
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -149,12 +154,9 @@ class _Sender:
         while len(self.pending) >= self.size:
             self._send(self.size)
 
-    def finish(self) -> None:
-        try:
-            while self.pending:
-                self._send(self.size)
-        finally:
-            self.exporter.shutdown()
+    def flush(self) -> None:
+        while self.pending:
+            self._send(self.size)
 
     def _send(self, n: int) -> None:
         from opentelemetry.sdk.trace.export import SpanExportResult
@@ -163,13 +165,17 @@ class _Sender:
         with _exporter_errors() as errors:
             result = self.exporter.export(batch)
         if result is not SpanExportResult.SUCCESS:
-            self.exporter.shutdown()
-            why = f": {errors[-1]}" if errors else ""
+            # the first problem the exporter logged (the cause) and its last word (what it gave up on)
+            why = f" ({'; '.join(dict.fromkeys(e.rstrip('.') for e in (errors[0], errors[-1])))})" if errors else ""
             runs = sum(1 for end in self.run_ends if end <= self.sent)
+            partial = (
+                "; the receiver holds a partial export: export again (same ids, so a span sent twice is the same span)"
+                if self.sent
+                else ""
+            )
             raise SessiongraphError(
-                f"OTLP export to {self.url} failed after {self.sent} spans ({runs} whole runs) were sent; "
-                f"a batch of {len(batch)} spans was not delivered{why}. The receiver holds a partial export: "
-                "export again (the ids are the same, so what arrived twice is the same spans)"
+                f"OTLP export to {self.url} failed after {self.sent} spans ({runs} whole runs) were sent: "
+                f"a batch of {len(batch)} spans was not delivered{why}{partial}"
             )
         self.sent += len(batch)
         if self.on_batch is not None:
