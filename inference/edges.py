@@ -8,6 +8,7 @@ re-reads a log.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -185,6 +186,18 @@ def short_hash(*parts: object) -> str:
     """16 hex of sha256 over ``parts`` joined by a unit separator: a short name for a long one
     (OCP ids, task ids, file names) that is the same across versions and machines."""
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_name(run_id: str, suffix: str) -> str:
+    """A file name for any run id (the exports' one file per run): no separators, no dot-dot, no
+    NUL, bounded length; an id that had to change keeps a hash of itself, so two never collide."""
+    name = _UNSAFE.sub("_", run_id).strip("._") or "run"
+    if name != run_id or len(name) > 120:
+        name = f"{name[:100]}-{short_hash(run_id)}"
+    return name + suffix
 
 
 def stable_id(prefix: str, key: pl.Expr) -> pl.Expr:

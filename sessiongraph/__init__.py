@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what the type checker sees of COMMANDS
     from sessiongraph.dataset.parquet import load as load
     from sessiongraph.dataset.trajectories import export_trajectories as export_trajectories
     from sessiongraph.ocp.files import export_ocp as export_ocp
+    from sessiongraph.otlp.export import export_otlp as export_otlp
     from sessiongraph.pipeline import ingest as ingest_logs
     from sessiongraph.views.queries import query as query
     from sessiongraph.views.queries import report as report
@@ -39,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "show": "sessiongraph.views.queries:show",
     "report": "sessiongraph.views.queries:report",
     "export_ocp": "sessiongraph.ocp.files:export_ocp",
+    "export_otlp": "sessiongraph.otlp.export:export_otlp",
     "export_parquet": "sessiongraph.dataset.parquet:export_parquet",
     "export_trajectories": "sessiongraph.dataset.trajectories:export_trajectories",
     "load": "sessiongraph.dataset.parquet:load",
@@ -48,6 +50,7 @@ COMMANDS: dict[str, str] = {
 __all__ = [
     "__version__",
     "export_ocp",
+    "export_otlp",
     "export_parquet",
     "export_trajectories",
     "ingest_logs",

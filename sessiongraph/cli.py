@@ -473,23 +473,43 @@ def report(db, since, fmt, out):
 
 @main.group()
 def export():
-    """Write runs out: OCP 0.3 documents (one per run), a Parquet dataset, or training trajectories."""
+    """Write runs out: OCP 0.3 documents (one per run), OpenTelemetry traces (one per run), a Parquet
+    dataset, or training trajectories."""
+
+
+def _run_filters(fn):
+    """The runs an export covers (Store.chosen_runs): `export ocp` and `export otlp` share them."""
+    for option in reversed(
+        [
+            click.option(
+                "--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable."
+            ),
+            click.option("--since", type=Date(), help="Only runs active on or after this date."),
+            click.option("--until", type=Date(), help="Only runs that started by this date."),
+            click.option(
+                "--harness", "harnesses", multiple=True, help="Only runs whose root is of this harness; repeatable."
+            ),
+        ]
+    ):
+        fn = option(fn)
+    return fn
 
 
 @export.command("ocp")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the <run>.ocp.json files.")
-@click.option("--run", "runs", multiple=True, help="Only this run (a run id, a session id or a prefix); repeatable.")
-@click.option("--since", type=Date(), help="Only runs active on or after this date.")
+@_run_filters
 @privacy_option("metadata_only writes no prompt, completion, tool or file text.")
 @DB_OPTION
 @json_option()
 @_errors
-def export_ocp(out, runs, since, privacy, db, as_json):
+def export_ocp(out, runs, since, until, harnesses, privacy, db, as_json):
     """Write one OCP 0.3 document per run into --out."""
     from sessiongraph.views.output import dumps
 
     _warn_prices(db)
-    summary = sessiongraph.export_ocp(out, db=db, runs=runs, since=since, privacy=privacy)
+    summary = sessiongraph.export_ocp(
+        out, db=db, runs=runs, since=since, until=until, harnesses=harnesses, privacy=privacy
+    )
     if as_json:
         _echo(dumps(summary.to_dict()))
         return
@@ -500,6 +520,39 @@ def export_ocp(out, runs, since, privacy, db, as_json):
             + ", ".join(f"{m} ({n})" for m, n in summary.unpriced_models.items())
             + " (usd left out of those attempts)"
         )
+
+
+@export.command("otlp")
+@click.option("--out", type=click.Path(file_okay=False), help="Folder for the <run>.otlp.json files (OTLP/JSON).")
+@click.option(
+    "--endpoint",
+    help="Send over OTLP/HTTP to this URL (a bare http://host:port gets /v1/traces); headers and timeout from "
+    "OTEL_EXPORTER_OTLP_[TRACES_]HEADERS and _TIMEOUT.",
+)
+@_run_filters
+@privacy_option("metadata_only puts no prompt, tool input or output, or command in any attribute.")
+@DB_OPTION
+@json_option()
+@_errors
+def export_otlp(out, endpoint, runs, since, until, harnesses, privacy, db, as_json):
+    """Write or send each run as one OpenTelemetry trace: its sessions as invoke_agent spans nested by
+    verified spawn and launch edges (weaker ones are links), tool calls as execute_tool spans, tokens
+    and dollars on the sessions that spent them, artifact flows as links. Give --out, --endpoint or both."""
+    from sessiongraph.views.output import dumps
+
+    if not out and not endpoint:
+        raise click.UsageError("give --out DIR, --endpoint URL or both")
+    _warn_prices(db)
+    s = sessiongraph.export_otlp(
+        out, endpoint=endpoint, db=db, runs=runs, since=since, until=until, harnesses=harnesses, privacy=privacy
+    )
+    if as_json:
+        _echo(dumps(s.to_dict()))
+        return
+    where = " and ".join(
+        w for w in (s.out and f"wrote {len(s.files)} files to {s.out}", s.endpoint and f"sent to {s.endpoint}") if w
+    )
+    _echo(f"OTLP: {s.runs} runs as traces, {s.spans} spans, {s.links} links; {where}")
 
 
 @export.command("parquet")

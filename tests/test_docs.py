@@ -66,7 +66,7 @@ def test_query_help_names_every_table_and_view_of_a_store(tmp_path):
 
 def test_export_help_lists_every_export():
     text = help_text("export")
-    for name in ("ocp", "parquet", "trajectories"):
+    for name in ("ocp", "otlp", "parquet", "trajectories"):
         assert re.search(rf"^\s+{name}\s", text, re.M), name
 
 

@@ -35,7 +35,7 @@ CORE = {
 # The package root holds the command functions (loaded by name from the outputs), so it sits on top.
 CLI = {"sessiongraph", "sessiongraph.cli", "sessiongraph.__main__"}
 # The outputs, each a package that imports none of the others.
-OUTPUT_PACKAGES = ("sessiongraph.ocp", "sessiongraph.dataset", "sessiongraph.views")
+OUTPUT_PACKAGES = ("sessiongraph.ocp", "sessiongraph.otlp", "sessiongraph.dataset", "sessiongraph.views")
 
 
 def package_dirs() -> dict[str, Path]:

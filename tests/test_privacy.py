@@ -163,6 +163,10 @@ def test_exports_hold_no_log_text(store, tmp_path, profile):
     summary = cli("export", "parquet", "--out", tmp_path / "ds", "--db", db, "--privacy", profile, "--json")
     assert MARKER not in summary and MARKER not in parquet_text(tmp_path / "ds")
     assert list((tmp_path / "ds" / "steps").rglob("*.parquet"))  # the steps are there, without text
+    summary = cli("export", "otlp", "--out", tmp_path / "otlp", "--db", db, "--privacy", profile, "--json")
+    files = json.loads(summary)["files"]
+    assert len(files) > 30
+    assert MARKER not in summary and all(MARKER not in Path(f).read_text() for f in files)
 
 
 def test_steps_hold_no_log_text_and_trajectories_need_full(store, tmp_path):
@@ -258,6 +262,14 @@ def test_full_exports_carry_masked_text(full_store, tmp_path):
     cli("export", "parquet", "--out", tmp_path / "ds", "--db", full_store, "--privacy", "full")
     data = parquet_text(tmp_path / "ds")
     assert MARKER in data and FAKE_KEY not in data
+    files = json.loads(
+        cli("export", "otlp", "--out", tmp_path / "otlp", "--db", full_store, "--privacy", "full", "--json")
+    )["files"]
+    traces = "".join(Path(f).read_text() for f in files)
+    assert MARKER in traces and FAKE_KEY not in traces and "[REDACTED:openai]" in traces
+    # the same store exported as metadata_only: no command or description in any attribute
+    files = json.loads(cli("export", "otlp", "--out", tmp_path / "otlp-meta", "--db", full_store, "--json"))["files"]
+    assert all(MARKER not in Path(f).read_text() for f in files)
 
 
 def test_full_exports_mask_keys_a_store_kept_unmasked(full_store, tmp_path):
@@ -273,6 +285,11 @@ def test_full_exports_mask_keys_a_store_kept_unmasked(full_store, tmp_path):
         "files"
     ]
     assert all(FAKE_KEY not in Path(f).read_text() for f in files)
+    files = json.loads(cli("export", "otlp", "--out", tmp_path / "otlp", "--db", db, "--privacy", "full", "--json"))[
+        "files"
+    ]
+    traces = "".join(Path(f).read_text() for f in files)
+    assert "[REDACTED:openai]" in traces and FAKE_KEY not in traces
     cli("export", "parquet", "--out", tmp_path / "ds", "--db", db, "--privacy", "full")
     edges = pl.read_parquet(tmp_path / "ds" / "edges" / "**" / "*.parquet", hive_partitioning=True)
     assert edges["command"].str.contains("[REDACTED:openai]", literal=True).any()

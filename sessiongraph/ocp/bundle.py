@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 
 import polars as pl
 
@@ -116,45 +115,15 @@ ORDER BY ALL
 """
 
 
-def chosen_runs(store: Store, runs: list[str], since: datetime | None) -> pl.DataFrame:
-    """The runs to export: the named ones (any id `sessiongraph show` accepts), else all,
-    keeping those active on or after ``since``."""
-    table = store.query("SELECT * FROM runs ORDER BY started_at NULLS LAST, run_id")
-    if runs:
-        wanted = [store.resolve_run(r) for r in runs]
-        table = table.filter(pl.col("run_id").is_in(wanted))
-    if since is not None:
-        table = table.filter(pl.col("ended_at").is_null() | (pl.col("ended_at") >= since))
-    return table
-
-
 def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
-    store.con.register("chosen", chosen.select("run_id").to_arrow())
-    try:
-        parts = {
-            name: _split(store.query(sql))
-            for name, sql in (
-                ("members", _MEMBERS),
-                ("attempts", _ATTEMPTS),
-                ("usage", _USAGE),
-                ("edges", _EDGES),
-                ("versions", _VERSIONS),
-                ("writes", _WRITES),
-                ("outcomes", _OUTCOMES),
-            )
-        }
-    finally:
-        store.con.unregister("chosen")
-    for run in chosen.iter_rows(named=True):
-        rid = run["run_id"]
-        yield RunBundle(run=run, **{name: _get(split, rid) for name, split in parts.items()})
-
-
-def _split(df: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
-    groups = {key[0]: part for key, part in df.partition_by("run_id", as_dict=True).items()} if df.height else {}
-    return groups, df.head(0)
-
-
-def _get(split: tuple[dict[str, pl.DataFrame], pl.DataFrame], run_id: str) -> pl.DataFrame:
-    groups, empty = split
-    return groups.get(run_id, empty)
+    queries = {
+        "members": _MEMBERS,
+        "attempts": _ATTEMPTS,
+        "usage": _USAGE,
+        "edges": _EDGES,
+        "versions": _VERSIONS,
+        "writes": _WRITES,
+        "outcomes": _OUTCOMES,
+    }
+    for run, parts in store.per_run(chosen, queries):
+        yield RunBundle(run=run, **parts)

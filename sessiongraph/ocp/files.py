@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -13,15 +12,13 @@ import orjson
 import polars as pl
 
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.inference.edges import short_hash
+from sessiongraph.inference.edges import file_name
 from sessiongraph.ingest.frames import PROFILES
 from sessiongraph.ingest.privacy import without_ext
-from sessiongraph.ocp.bundle import bundles, chosen_runs
+from sessiongraph.ocp.bundle import bundles
 from sessiongraph.ocp.limits import fit
 from sessiongraph.ocp.writer import EXT, document
 from sessiongraph.store import Store
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass
@@ -37,11 +34,7 @@ class ExportSummary:
 
 
 def safe_name(run_id: str) -> str:
-    """A file name for any run id: no separators, no dot-dot, no NUL, bounded length."""
-    name = _UNSAFE.sub("_", run_id).strip("._") or "run"
-    if name != run_id or len(name) > 120:
-        name = f"{name[:100]}-{short_hash(run_id)}"
-    return name + ".ocp.json"
+    return file_name(run_id, ".ocp.json")
 
 
 def export_ocp(
@@ -50,6 +43,8 @@ def export_ocp(
     db: str | None = None,
     runs: list[str] | tuple[str, ...] = (),
     since: datetime | None = None,
+    until: datetime | None = None,
+    harnesses: list[str] | tuple[str, ...] = (),
     privacy: str = "metadata_only",
 ) -> ExportSummary:
     """Write one ``<run>.ocp.json`` per run into ``out`` (created if missing)."""
@@ -61,7 +56,7 @@ def export_ocp(
     unpriced: Counter[str] = Counter()
     sources: Counter[str] = Counter()
     with Store(db, read_only=True) as store:
-        chosen = chosen_runs(store, list(runs), since)
+        chosen = store.chosen_runs(runs, since=since, until=until, harnesses=harnesses)
         inferred = chosen.filter(pl.col("producer").is_null())
         for bundle in bundles(store, inferred):
             doc, missing = document(bundle, privacy=privacy)

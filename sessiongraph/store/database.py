@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -626,6 +626,46 @@ class Store:
 arg_max(state, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS state,
 arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE state IS NOT NULL) AS waiting_on
 """
+
+    def chosen_runs(
+        self,
+        runs: Sequence[str] = (),
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        harnesses: Sequence[str] = (),
+    ) -> pl.DataFrame:
+        """The ``runs`` rows an export covers, oldest first: the named ones (any id
+        :meth:`resolve_run` takes), else all; kept when active on or after ``since``, started by
+        ``until`` and headed by one of ``harnesses`` (a run's harness is its root's)."""
+        table = self.query("SELECT * FROM runs ORDER BY started_at NULLS LAST, run_id")
+        if runs:
+            table = table.filter(pl.col("run_id").is_in([self.resolve_run(r) for r in runs]))
+        if since is not None:
+            table = table.filter(pl.col("ended_at").is_null() | (pl.col("ended_at") >= since))
+        if until is not None:
+            table = table.filter(pl.col("started_at").is_null() | (pl.col("started_at") <= until))
+        if harnesses:
+            table = table.filter(pl.col("root_harness").is_in(list(harnesses)))
+        return table
+
+    def per_run(
+        self, chosen: pl.DataFrame, queries: Mapping[str, str]
+    ) -> Iterator[tuple[dict, dict[str, pl.DataFrame]]]:
+        """Each ``chosen`` run's row with, per named query, that query's rows of the run: each query
+        (which reads the chosen run ids as the table ``chosen`` and gives a ``run_id`` column) runs
+        once for all runs, so an export of ten thousand runs costs a handful of queries."""
+        with registered(self.con, {"chosen": chosen.select("run_id").to_arrow()}):
+            results = {name: self.query(sql) for name, sql in queries.items()}
+        parts = {
+            name: (
+                {k[0]: g for k, g in df.partition_by("run_id", as_dict=True).items()} if df.height else {},
+                df.head(0),
+            )
+            for name, df in results.items()
+        }
+        for run in chosen.iter_rows(named=True):
+            yield run, {name: groups.get(run["run_id"], empty) for name, (groups, empty) in parts.items()}
 
     def resolve_run(self, ref: str) -> str:
         """The run id of ``ref``: a run id, a session id of any member (with or without its
