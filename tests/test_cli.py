@@ -120,6 +120,18 @@ def test_query_formats(logs, tmp_path):
     assert run("query", "--file", "-", "--db", db, input=sql).output == run("query", sql, "--db", db).output
 
 
+def test_query_columns_that_share_a_name_are_numbered(logs, tmp_path):
+    db = tmp_path / "s.duckdb"
+    run("ingest", logs, "--db", db)
+    sql = (
+        "SELECT s.harness, r.harness, 'x' AS harness_1, s.cwd FROM sessions s "
+        "JOIN sessions r USING (session_id) ORDER BY 1"
+    )
+    res = run("query", sql, "--db", db, "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)[0].keys() == {"harness", "harness_2", "harness_1", "cwd"}
+
+
 def test_query_errors_are_messages(logs, tmp_path):
     db = tmp_path / "s.duckdb"
     res = run("query", "SELECT 1", "--db", db)

@@ -709,6 +709,7 @@ _TEXT_TYPES = ("INTERVAL", "UNION", "BIT", "BIGNUM", "VARINT", "TIME WITH TIME Z
 
 
 def _as_polars(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    rel = _unique_names(rel)
     types = [str(t) for t in rel.types]
     if not any(name in t for t in types for name in _TEXT_TYPES):
         return rel
@@ -716,4 +717,23 @@ def _as_polars(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
     for name, t in zip(rel.columns, types, strict=True):
         quoted = '"' + name.replace('"', '""') + '"'
         cols.append(f"CAST({quoted} AS VARCHAR) AS {quoted}" if any(n in t for n in _TEXT_TYPES) else quoted)
+    return rel.project(", ".join(cols))
+
+
+def _unique_names(rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """A result whose columns share a name (``SELECT a.id, b.id``) keeps the first and numbers the
+    others ``id_1``, ``id_2``, ... (a frame's names are unique), selected by position."""
+    if len(set(rel.columns)) == len(rel.columns):
+        return rel
+    taken: set[str] = set(rel.columns)
+    seen: set[str] = set()
+    cols = []
+    for i, name in enumerate(rel.columns, start=1):
+        new = name
+        n = 0
+        while new in seen or (new != name and new in taken):
+            n += 1
+            new = f"{name}_{n}"
+        seen.add(new)
+        cols.append(f'#{i} AS "{new.replace(chr(34), chr(34) * 2)}"')
     return rel.project(", ".join(cols))
