@@ -57,6 +57,8 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     roots.append(home / ".qwen" / "projects")
     roots.append(home / ".cursor" / "projects")
     roots.append(home / ".kimi-code" / "sessions")
+    kimi = Path(env["KIMI_SHARE_DIR"]).expanduser() if env.get("KIMI_SHARE_DIR") else home / ".kimi"
+    roots.append(kimi / "sessions")
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
     seen: list[Path] = []

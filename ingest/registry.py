@@ -32,6 +32,7 @@ ADAPTERS: dict[str, str] = {
     "gemini-cli": "sessiongraph.ingest.gemini",
     "cursor": "sessiongraph.ingest.cursor",
     "kimi-code": "sessiongraph.ingest.kimi_code",
+    "kimi-cli": "sessiongraph.ingest.kimi_cli",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }

@@ -99,7 +99,7 @@ TEXT_KEYS = frozenset(
     "newText oldText aggregated_output last_agent_message summary description planContent plan originalFile "
     "originalFileContents lastPrompt aiTitle title display activeForm lines query results script toolUseResult "
     "error errorMessage objective subject assignment context intent previousTitle systemPrompt task value where "
-    "patchText diff acceptance_criteria note step".split()
+    "patchText diff acceptance_criteria note step user_input think".split()
 )
 
 
