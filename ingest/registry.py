@@ -33,6 +33,7 @@ ADAPTERS: dict[str, str] = {
     "cursor": "sessiongraph.ingest.cursor",
     "kimi-code": "sessiongraph.ingest.kimi_code",
     "kimi-cli": "sessiongraph.ingest.kimi_cli",
+    "copilot-cli": "sessiongraph.ingest.copilot",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }
