@@ -358,9 +358,9 @@ class _Events:
         elif rtype == "tool.execution_complete":
             self._complete(agent, data, n, ts)
         elif rtype == "subagent.started":
-            key = as_str(data.get("agentId")) or as_str(data.get("toolCallId"))
-            if key is not None:
-                child = self._child(key)
+            agent_key = as_str(data.get("agentId")) or as_str(data.get("toolCallId"))
+            if agent_key is not None:
+                child = self._child(agent_key)
                 child.call_id = as_str(data.get("toolCallId"))
                 child.agent_type = as_str(data.get("agentName"))
                 child.run.see(ts)
@@ -533,9 +533,9 @@ class _Events:
                     "n_records": run.n_records,
                 }
             )
-            for r in rows:
-                agent = r.pop("_agent", self.main)
-                usage.append({**r, "session_id": ids[agent], "attempt": attempt if agent is self.main else None})
+            for row in rows:
+                agent = row.pop("_agent", self.main)
+                usage.append({**row, "session_id": ids[agent], "attempt": attempt if agent is self.main else None})
         for key, child in self.children.items():
             r = child.run
             sessions.append(

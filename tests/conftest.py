@@ -11,8 +11,8 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 import orjson
-import yaml
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
