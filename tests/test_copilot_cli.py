@@ -218,3 +218,21 @@ def test_samples_are_generated(tmp_path):
     runpy.run_path(str(copy / "_generate.py"), run_name="__main__")
     for path in sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.suffix != ".py"):
         assert (copy / path.relative_to(SAMPLES)).read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_changed_workspace_file_reads_its_log_again(tmp_path):
+    """Only workspace.yaml changes: its events.jsonl (``log_of``) is read again."""
+    folder = tmp_path / "session-state" / "s-3"
+    folder.mkdir(parents=True)
+    events = folder / "events.jsonl"
+    events.write_bytes(
+        b'{"type":"user.message","data":{"content":"hi"},"id":"1","timestamp":"2026-01-01T00:00:00Z","parentId":null}\n'
+    )
+    (folder / "workspace.yaml").write_text("cwd: /w/one\n")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path)], db=str(db), workers=1)
+    (folder / "workspace.yaml").write_text("cwd: /w/two\nbranch: next\n")
+    summary = ingest([str(tmp_path)], db=str(db), workers=1)
+    assert summary.files_read == 1  # the log (the side file itself is no log)
+    with Store(db, read_only=True) as st:
+        assert st.query("SELECT cwd, git_branch FROM sessions").rows() == [("/w/two", "next")]

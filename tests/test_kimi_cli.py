@@ -218,3 +218,19 @@ def test_samples_are_generated(tmp_path):
     runpy.run_path(str(copy / "_generate.py"), run_name="__main__")
     for path in sorted(p for p in SAMPLES.rglob("*") if p.suffix in (".jsonl", ".json")):
         assert (copy / path.relative_to(SAMPLES)).read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_changed_context_file_reads_its_wire_again(tmp_path):
+    """Only a subagent's context file changes (here: appears): the wire (``log_of``) is read
+    again, and the subagent is named after its file."""
+    session = tmp_path / "sessions" / "bucket" / SESSION
+    session.mkdir(parents=True)
+    shutil.copy(WIRE, session / "wire.jsonl")
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path)], db=str(db), workers=1)
+    shutil.copy(FOLDER / "context_sub_1.jsonl", session / "context_sub_1.jsonl")
+    summary = ingest([str(tmp_path)], db=str(db), workers=1)
+    assert summary.files_read == 1
+    with Store(db, read_only=True) as st:
+        ids = st.query("SELECT agent_id FROM sessions WHERE agent_id IS NOT NULL ORDER BY 1").rows()
+    assert ids == [("Task:3",), ("context_sub_1",)]
