@@ -22,6 +22,9 @@ Decisions, from the format facts:
   prompt, and files are numbered in the order the calls ran), else the call id. Those context
   files are side files of the wire (:func:`log_of`); the main context and the rotated
   ``context_N.jsonl`` hold nothing the wire lacks and are no sessions (:func:`not_a_session`).
+  Later source (no real file seen) gives each subagent a folder ``<session>/subagents/<agent
+  id>/`` with a wire of its own: that wire is the subagent's session (layout ``nested``), and the
+  parent's SubagentEvents for that agent id are not read again.
 - **Tokens.** One usage row per ``StatusUpdate`` with ``token_usage`` (``input_other``
   uncached input, ``input_cache_read``, ``input_cache_creation``, ``output``), one per step; a
   subagent's come inside its ``SubagentEvent`` and are the child's. The model is in no session
@@ -58,6 +61,7 @@ from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "kimi-cli"
 WIRE = "wire.jsonl"
+SUBAGENTS = "subagents"
 SHARE_INDEX = "kimi.json"  # in the share dir, beside sessions/
 # Tool names of kimi-cli 0.x-1.x (src/kimi_cli/tools): tool -> (call kind, file op).
 FILE_TOOLS: dict[str, tuple[str, str]] = {
@@ -163,6 +167,9 @@ class _Wire:
         self.log = StepLog()
         self.main = _Agent(None, None, None)
         self.children: dict[tuple[int, str], _Agent] = {}  # (parent's id, call id) -> child
+        self.own_agent: str | None = None  # this wire is subagents/<agent id>/wire.jsonl
+        self.own_wires: frozenset[str] = frozenset()  # agent ids with a wire of their own
+        self.elsewhere: dict[str, str] = {}  # call id -> the agent id whose own wire logs it
 
     def run(self) -> Frames:
         records = list(read_records(self.path, self.d))
@@ -170,9 +177,14 @@ class _Wire:
             return Frames.from_rows(diagnostics=self.d.rows)
         folder = os.path.dirname(self.path)
         uuid = os.path.basename(folder)
+        if os.path.basename(os.path.dirname(folder)) == SUBAGENTS:  # <session>/subagents/<agent id>/
+            self.own_agent = uuid
+            folder = os.path.dirname(os.path.dirname(folder))
+            uuid = os.path.basename(folder)
         if os.path.basename(self.path) != WIRE or not uuid:
             self.d.add("missing_session_id", None, "not a <session>/wire.jsonl: named after the file")
             uuid = os.path.splitext(os.path.basename(self.path))[0]
+        self.own_wires = _own_wires(folder) if self.own_agent is None else frozenset()
         for n, rec in records:
             if rec.get("type") == "metadata":
                 continue
@@ -236,10 +248,14 @@ class _Wire:
         if depth >= MAX_DEPTH:
             self.d.add("wrong_type", n, f"SubagentEvent nested deeper than {MAX_DEPTH}")
             return
+        agent_id = as_str(payload.get("agent_id"))
+        if agent_id is not None and agent_id in self.own_wires:
+            self.elsewhere[call_id] = agent_id  # read from its own wire, not twice
+            return
         child = self.children.get((id(agent), call_id))
         if child is None:
             child = self.children[(id(agent), call_id)] = _Agent(call_id, call_id, agent)
-        child.agent_id = child.agent_id or as_str(payload.get("agent_id"))
+        child.agent_id = child.agent_id or agent_id
         child.agent_type = child.agent_type or as_str(payload.get("subagent_type"))
         self._message(child, event, n, ts, depth + 1)
 
@@ -336,7 +352,11 @@ class _Wire:
         self._name_children(folder)
         cwd = self._cwd(folder)
         ids: dict[object, str] = {}
-        keys: dict[int, str] = {id(self.main): uuid}
+        own = self.own_agent
+        keys: dict[int, str] = {id(self.main): f"{uuid}/{own}" if own else uuid}
+        for call in self.main.calls.values():
+            if call["call_id"] in self.elsewhere:
+                call["result_agent_id"] = self.elsewhere[call["call_id"]]
         agents = [self.main, *self.children.values()]  # parents before their children
         for a in agents:
             if a.parent is not None:
@@ -350,16 +370,16 @@ class _Wire:
         size = file_size(self.path)
         for a in agents:
             sid = ids[a]
-            child = a.parent is not None
+            child = a.parent is not None or own is not None
             sessions.append(
                 {
                     "session_id": sid,
                     "harness": NAME,
                     "native_id": uuid,
-                    "agent_id": a.key if child else None,
+                    "agent_id": (a.key or own) if child else None,
                     "session_kind": "subagent" if child else "main",
-                    "layout": "inline" if child else "main",
-                    "parent_native_id": keys[id(a.parent)] if a.parent is not None else None,
+                    "layout": ("inline" if a.parent is not None else "nested") if child else "main",
+                    "parent_native_id": keys[id(a.parent)] if a.parent is not None else (uuid if own else None),
                     "parent_tool_use_id": a.call_id,
                     "agent_type": a.agent_type,
                     "source_path": self.path,
@@ -431,6 +451,15 @@ class _Wire:
             if name == digest or (kaos and name == f"{kaos}_{digest}"):
                 return normalise(work, None)
         return None
+
+
+def _own_wires(folder: str) -> frozenset[str]:
+    """Agent ids with a wire of their own under ``folder/subagents/`` (the later layout)."""
+    try:
+        names = os.listdir(os.path.join(folder, SUBAGENTS))
+    except OSError:
+        return frozenset()
+    return frozenset(n for n in names if os.path.isfile(os.path.join(folder, SUBAGENTS, n, WIRE)))
 
 
 def _sub_contexts(folder: str) -> list[tuple[str, str]]:

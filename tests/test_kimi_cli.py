@@ -234,3 +234,37 @@ def test_a_changed_context_file_reads_its_wire_again(tmp_path):
     with Store(db, read_only=True) as st:
         ids = st.query("SELECT agent_id FROM sessions WHERE agent_id IS NOT NULL ORDER BY 1").rows()
     assert ids == [("Task:3",), ("context_sub_1",)]
+
+
+def test_a_subagent_with_a_wire_of_its_own_is_read_once(tmp_path):
+    """The later layout: <session>/subagents/<agent id>/wire.jsonl is the subagent's session; the
+    parent's SubagentEvents for that agent are not a second copy of it."""
+    session = tmp_path / "sessions" / "bucket" / "s9"
+    (session / "subagents" / "a1").mkdir(parents=True)
+    call = (
+        b'{"timestamp":1.0,"message":{"type":"ToolCall","payload":{"type":"function","id":"Agent:0",'
+        b'"function":{"name":"Agent","arguments":"{\\"prompt\\":\\"look\\"}"}}}}'
+    )
+    usage = b'{"type":"StatusUpdate","payload":{"token_usage":{"input_other":10,"output":5}}}'
+    mirrored = (
+        b'{"timestamp":2.0,"message":{"type":"SubagentEvent","payload":{"parent_tool_call_id":"Agent:0",'
+        b'"agent_id":"a1","event":' + usage + b"}}}"
+    )
+    meta = b'{"type":"metadata","protocol_version":"1.9"}'
+    (session / "wire.jsonl").write_bytes(b"\n".join([meta, call, mirrored]) + b"\n")
+    own = b'{"timestamp":2.0,"message":' + usage + b"}"
+    (session / "subagents" / "a1" / "wire.jsonl").write_bytes(b"\n".join([meta, own]) + b"\n")
+    parent = kimi_cli.parse(str(session / "wire.jsonl"))
+    child = kimi_cli.parse(str(session / "subagents" / "a1" / "wire.jsonl"))
+    assert parent.sessions["session_id"].to_list() == ["kimi-cli:s9"]
+    assert parent.calls["result_agent_id"].to_list() == ["a1"]
+    assert parent.usage.height == 0
+    assert child.sessions.select("session_id", "agent_id", "session_kind", "layout", "parent_native_id").rows() == [
+        ("kimi-cli:s9/a1", "a1", "subagent", "nested", "s9")
+    ]
+    assert child.usage.select("input_tokens", "output_tokens").rows() == [(10, 5)]
+    db = tmp_path / "s.duckdb"
+    ingest([str(tmp_path)], db=str(db), workers=1)
+    with Store(db, read_only=True) as st:
+        edges = st.query("SELECT src, dst, src_call_id, tier FROM edges WHERE kind = 'spawn'").rows()
+    assert edges == [("kimi-cli:s9", "kimi-cli:s9/a1", "Agent:0", "verified")]
