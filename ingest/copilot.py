@@ -252,6 +252,9 @@ class _Run:
 
     def see(self, ts) -> None:
         self.n_records += 1
+        self.span(ts)
+
+    def span(self, ts) -> None:
         if ts is not None:
             self.first_ts = ts if self.first_ts is None or ts < self.first_ts else self.first_ts
             self.last_ts = ts if self.last_ts is None or ts > self.last_ts else self.last_ts
@@ -363,7 +366,7 @@ class _Events:
                 child = self._child(agent_key)
                 child.call_id = as_str(data.get("toolCallId"))
                 child.agent_type = as_str(data.get("agentName"))
-                child.run.see(ts)
+                child.run.span(ts)  # its start; the record is its parent's
         elif rtype in ("subagent.completed", "subagent.failed"):
             pass  # the child's span ends with its last record (this one, counted above)
         elif rtype == "session.shutdown":

@@ -63,7 +63,7 @@ def test_session_folder_frames_exactly():
         (MAIN, 2, None, "main", "main", None, None, None, ts("2026-08-05T11:00:00Z"), ts("2026-08-05T11:00:30Z"),
          "claude-sonnet-4.5", text_hash("Now run the sync tests."), 7),
         (CHILD, None, "b7e1c2d3", "subagent", "inline", NEW, "toolu_task1", "explore", ts("2026-08-05T10:00:08.2Z"),
-         ts("2026-08-05T10:00:12Z"), "claude-haiku-4.5", text_hash(BRIEF), 6),
+         ts("2026-08-05T10:00:12Z"), "claude-haiku-4.5", text_hash(BRIEF), 5),
     ]  # fmt: skip
     s = f.sessions.row(0, named=True)
     assert (s["cwd"], s["git_branch"], s["git_commit"], s["git_repo"], s["harness_version"]) == (
