@@ -3,8 +3,9 @@ older Kimi CLI it replaced (``ingest.kimi_cli``, ``~/.kimi``).
 
 Both write a ``wire.jsonl`` whose first line is ``{type: "metadata", protocol_version}``; Kimi
 Code's also has ``created_at`` and flat ``{type, ..., time}`` ops after it, Kimi CLI's has no
-``created_at`` and ``{timestamp, message: {type, payload}}`` envelopes (:func:`wire_head`, the
-one test both detectors read, so each refuses the other's files). Both count tokens in the same
+``created_at`` and ``{timestamp, message: {type, payload}}`` envelopes, and its oldest wires
+have no metadata line at all (kimi-cli ``wire/file.py``: a file without it is read as the legacy
+protocol). :func:`wire_head` is the one test both detectors read, so each refuses the other's files. Both count tokens in the same
 four fields, spelled ``inputOther``/``inputCacheRead``/... by Kimi Code and
 ``input_other``/``input_cache_read``/... by Kimi CLI (:func:`usage_row`), and both place a file
 tool's path under the session's cwd the same way (:func:`file_events`).
@@ -28,6 +29,8 @@ def wire_head(head: bytes) -> str | None:
     try:
         lines = [raw for raw in head.split(b"\n")[:3] if raw.strip()]
         first = orjson.loads(lines[0])
+        if _cli_record(first):  # a wire from before the metadata header (kimi-cli's "legacy" protocol)
+            return CLI
         if not (isinstance(first, dict) and first.get("type") == "metadata" and "protocol_version" in first):
             return None
         kind = CODE if "created_at" in first else CLI
@@ -41,9 +44,23 @@ def wire_head(head: bytes) -> str | None:
             return None
         if kind == CODE:
             return kind if isinstance(second.get("type"), str) and "time" in second else None
-        return kind if isinstance(second.get("message"), dict) and "timestamp" in second else None
+        return kind if _cli_record(second) else None
     except Exception:  # noqa: BLE001 - detection must never break a scan
         return None
+
+
+def _cli_record(rec: object) -> bool:
+    """``{timestamp: <epoch seconds>, message: {type, payload}}``, a Kimi CLI wire record."""
+    if not isinstance(rec, dict):
+        return False
+    stamp, message = rec.get("timestamp"), rec.get("message")
+    return (
+        isinstance(stamp, int | float)
+        and not isinstance(stamp, bool)
+        and isinstance(message, dict)
+        and isinstance(message.get("type"), str)
+        and isinstance(message.get("payload"), dict)
+    )
 
 
 def epoch(value: object, per_second: int) -> datetime | None:

@@ -268,3 +268,18 @@ def test_a_subagent_with_a_wire_of_its_own_is_read_once(tmp_path):
     with Store(db, read_only=True) as st:
         edges = st.query("SELECT src, dst, src_call_id, tier FROM edges WHERE kind = 'spawn'").rows()
     assert edges == [("kimi-cli:s9", "kimi-cli:s9/a1", "Agent:0", "verified")]
+
+
+def test_a_wire_from_before_the_metadata_header(tmp_path):
+    wire = tmp_path / "s0" / "wire.jsonl"
+    wire.parent.mkdir()
+    wire.write_bytes(
+        b'{"timestamp":1785700000.5,"message":{"type":"TurnBegin","payload":{"user_input":"hello"}}}\n'
+        b'{"timestamp":1785700001,"message":{"type":"TurnEnd","payload":{}}}\n'
+    )
+    assert classify(str(wire)).harness == "kimi-cli"
+    f = kimi_cli.parse(str(wire))
+    assert f.sessions.select("session_id", "n_records", "first_prompt_hash").rows() == [
+        ("kimi-cli:s0", 2, text_hash("hello"))
+    ]
+    assert f.diagnostics.height == 0
