@@ -35,15 +35,12 @@ Decisions, from the format facts:
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from datetime import datetime
 
 import orjson
 
-from sessiongraph.ingest import kimi_family
-from sessiongraph.ingest.files import lines, open_regular, read_bounded
+from sessiongraph.ingest import kimi_cli_folder, kimi_family
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
@@ -56,13 +53,10 @@ from sessiongraph.ingest.jsonl import (
     read_records,
     text_hash,
 )
-from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "kimi-cli"
-WIRE = "wire.jsonl"
-SUBAGENTS = "subagents"
-SHARE_INDEX = "kimi.json"  # in the share dir, beside sessions/
+WIRE, SUBAGENTS, SUB_CONTEXT = kimi_cli_folder.WIRE, kimi_cli_folder.SUBAGENTS, kimi_cli_folder.SUB_CONTEXT
 # Tool names of kimi-cli 0.x-1.x (src/kimi_cli/tools): tool -> (call kind, file op).
 FILE_TOOLS: dict[str, tuple[str, str]] = {
     "ReadFile": ("read", "read"),
@@ -72,10 +66,7 @@ FILE_TOOLS: dict[str, tuple[str, str]] = {
 SHELL_TOOLS = frozenset({"Shell", "Bash"})
 SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task up to the subagents/ rework, Agent after it
 MAX_OUTPUT_IDS = 20
-MAX_INDEX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 8  # subagents of subagents, as deep as this
-CONTEXT_FILE = re.compile(r"^context(?:_sub)?(?:_\d+)?\.jsonl$")
-SUB_CONTEXT = re.compile(r"^context_sub(?:_(\d+))?\.jsonl$")
 # Context records that only a Kimi CLI context file holds (markers, not messages).
 CONTEXT_MARKERS = frozenset({"_checkpoint", "_usage", "_system_prompt"})
 # Wire message types read as bookkeeping (no frame rows); any other type is counted.
@@ -184,7 +175,7 @@ class _Wire:
         if os.path.basename(self.path) != WIRE or not uuid:
             self.d.add("missing_session_id", None, "not a <session>/wire.jsonl: named after the file")
             uuid = os.path.splitext(os.path.basename(self.path))[0]
-        self.own_wires = _own_wires(folder) if self.own_agent is None else frozenset()
+        self.own_wires = kimi_cli_folder.own_wires(folder) if self.own_agent is None else frozenset()
         for n, rec in records:
             if rec.get("type") == "metadata":
                 continue
@@ -350,7 +341,7 @@ class _Wire:
 
     def _frames(self, uuid: str, folder: str) -> Frames:
         self._name_children(folder)
-        cwd = self._cwd(folder)
+        cwd = kimi_cli_folder.work_dir(folder, self.d)
         ids: dict[object, str] = {}
         own = self.own_agent
         keys: dict[int, str] = {id(self.main): f"{uuid}/{own}" if own else uuid}
@@ -410,7 +401,7 @@ class _Wire:
     def _name_children(self, folder: str) -> None:
         """Each child's agent key: its logged agent_id, else its context file's name (joined by
         the first prompt, files in their number order, calls in theirs), else its call id."""
-        files = _sub_contexts(folder)
+        files = kimi_cli_folder.sub_contexts(folder)
         by_prompt: dict[str, list[str]] = {}
         for stem, first in files:
             by_prompt.setdefault(text_hash(first), []).append(stem)
@@ -421,78 +412,3 @@ class _Wire:
             stems = by_prompt.get(text_hash(child.prompt)) if child.prompt is not None else None
             if stems:
                 child.key = stems.pop(0)
-
-    def _cwd(self, folder: str) -> str | None:
-        """The work dir whose md5 names the session's folder, from the share dir's kimi.json."""
-        bucket = os.path.dirname(folder)
-        index = os.path.join(os.path.dirname(os.path.dirname(bucket)), SHARE_INDEX)
-        try:
-            raw = read_bounded(index, MAX_INDEX_BYTES)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self.d.add("bad_sidecar", None, f"kimi.json: {type(exc).__name__}")
-            return None
-        try:
-            data = orjson.loads(raw) if raw is not None else None
-        except orjson.JSONDecodeError:
-            data = None
-        dirs = as_dict(data).get("work_dirs")
-        if not isinstance(dirs, list):
-            self.d.add("bad_sidecar", None, "kimi.json: no work_dirs list")
-            return None
-        name = os.path.basename(bucket)
-        for entry in dirs:
-            work = as_str(as_dict(entry).get("path"))
-            if work is None:
-                continue
-            digest = hashlib.md5(work.encode(), usedforsecurity=False).hexdigest()
-            kaos = as_str(as_dict(entry).get("kaos"))
-            if name == digest or (kaos and name == f"{kaos}_{digest}"):
-                return normalise(work, None)
-        return None
-
-
-def _own_wires(folder: str) -> frozenset[str]:
-    """Agent ids with a wire of their own under ``folder/subagents/`` (the later layout)."""
-    try:
-        names = os.listdir(os.path.join(folder, SUBAGENTS))
-    except OSError:
-        return frozenset()
-    return frozenset(n for n in names if os.path.isfile(os.path.join(folder, SUBAGENTS, n, WIRE)))
-
-
-def _sub_contexts(folder: str) -> list[tuple[str, str]]:
-    """(stem, first user message) of the subagent context files in ``folder``, in number order."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        m = SUB_CONTEXT.match(name)
-        if m:
-            found.append((int(m.group(1) or 0), name))
-    out = []
-    for _, name in sorted(found):
-        first = _first_user_message(os.path.join(folder, name))
-        if first is not None:
-            out.append((name[: -len(".jsonl")], first))
-    return out
-
-
-def _first_user_message(path: str, max_lines: int = 64) -> str | None:
-    try:
-        with open_regular(path) as fh:
-            for i, raw in enumerate(lines(fh)):
-                if i == max_lines:
-                    return None
-                try:
-                    rec = orjson.loads(raw)
-                except (orjson.JSONDecodeError, TypeError):
-                    continue
-                if isinstance(rec, dict) and rec.get("role") == "user":
-                    return kimi_family.message_text(rec.get("content"))
-    except OSError:
-        return None
-    return None

@@ -283,3 +283,16 @@ def test_a_wire_from_before_the_metadata_header(tmp_path):
         ("kimi-cli:s0", 2, text_hash("hello"))
     ]
     assert f.diagnostics.height == 0
+
+
+def test_a_broken_share_index_is_a_diagnostic(tmp_path):
+    share = tmp_path / "share"
+    session = share / "sessions" / hashlib.md5(WORKDIR.encode()).hexdigest() / SESSION
+    session.mkdir(parents=True)
+    shutil.copy(WIRE, session / "wire.jsonl")
+    for broken in (b'{"work_dirs": 7}', b"[1, 2", b'{"work_dirs": [{"path": 5}, "x"]}'):
+        (share / "kimi.json").write_bytes(broken)
+        f = kimi_cli.parse(str(session / "wire.jsonl"))
+        _schema_ok(f)
+        assert f.sessions["cwd"].null_count() == 3
+        assert f.diagnostics["code"].to_list() == ([] if b"path" in broken else ["bad_sidecar"])
