@@ -265,6 +265,8 @@ RECORDED_PARENT = {
     "qwen-code": ("parent_session record", "spawn call names the child"),
     "cursor": ("folder <parent uuid>/subagents/", "spawn call names the child"),
     "kimi-code": ("state.json parentAgentId", "Agent result names the agent id"),
+    "kimi-cli": ("SubagentEvent task_tool_call_id", "Task call id"),
+    "copilot-cli": ("subagent.started toolCallId", "task call id"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.

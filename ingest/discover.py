@@ -20,9 +20,10 @@ HEAD_BYTES = 64 * 1024
 # first conversation record. Bounded, so a big file of something else costs one read of it.
 PROBE_BYTES = 1024 * 1024
 # Transcripts are JSON Lines; Gemini chats, opencode objects, Prickle tasks and OCP documents are
-# JSON; opencode >= 1.2 keeps a SQLite file. A .jsonl nobody claims is reported; a .json or .db
-# nobody claims (settings, sidecars, caches) is simply not a log.
-LOG_SUFFIXES = (".jsonl", ".json", ".db")
+# JSON; opencode >= 1.2 keeps a SQLite file; a Copilot CLI session's workspace.yaml is a side file
+# (listed so that a change to it reads its log again). A .jsonl nobody claims is reported; a .json,
+# .db or .yaml nobody claims (settings, sidecars, caches) is simply not a log.
+LOG_SUFFIXES = (".jsonl", ".json", ".db", ".yaml")
 REPORTED_SUFFIXES = (".jsonl", ".ocp.json")
 # Files that sit in the log roots but hold no session: prompt history (Claude, Codex), and a
 # journal.jsonl anywhere but in a Claude workflow run's folder (that one is the run's log, read by
@@ -57,6 +58,10 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     roots.append(home / ".qwen" / "projects")
     roots.append(home / ".cursor" / "projects")
     roots.append(home / ".kimi-code" / "sessions")
+    kimi = Path(env["KIMI_SHARE_DIR"]).expanduser() if env.get("KIMI_SHARE_DIR") else home / ".kimi"
+    roots.append(kimi / "sessions")
+    copilot = Path(env["COPILOT_HOME"]).expanduser() if env.get("COPILOT_HOME") else home / ".copilot"
+    roots += [copilot / "session-state", copilot / "history-session-state"]
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
     seen: list[Path] = []

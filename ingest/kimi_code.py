@@ -31,11 +31,12 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 
 import orjson
 
-from sessiongraph.ingest.frames import Frames, split_cache_writes
+from sessiongraph.ingest import kimi_family
+from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_dict,
@@ -92,26 +93,9 @@ KNOWN = frozenset(
 
 
 def detect(path: str, head: bytes) -> bool:
-    """A Kimi Code wire: a metadata first line with ``created_at``, then flat ops with ``time``."""
-    try:
-        lines = [raw for raw in head.split(b"\n")[:3] if raw.strip()]
-        first = orjson.loads(lines[0])
-        if not (
-            isinstance(first, dict)
-            and first.get("type") == "metadata"
-            and "protocol_version" in first
-            and "created_at" in first
-        ):
-            return False
-        if len(lines) < 2:
-            return True
-        try:
-            second = orjson.loads(lines[1])
-        except orjson.JSONDecodeError:
-            return True  # cut by the head
-        return isinstance(second, dict) and isinstance(second.get("type"), str) and "time" in second
-    except Exception:  # noqa: BLE001 - detection must never break a scan
-        return False
+    """A Kimi Code wire: a metadata first line with ``created_at``, then flat ops with ``time``
+    (Kimi CLI's wire, ``ingest.kimi_cli``, has neither)."""
+    return kimi_family.wire_head(head) == kimi_family.CODE
 
 
 def parse(path: str) -> Frames:
@@ -120,21 +104,7 @@ def parse(path: str) -> Frames:
 
 
 def _ms(value: object) -> datetime | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        return datetime.fromtimestamp(value / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _texts(content: object) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "\n".join(texts) if texts else None
-    return None
+    return kimi_family.epoch(value, 1000)
 
 
 def _output(result: object) -> str:
@@ -220,7 +190,7 @@ class _Wire:
                 cwd = cwd or as_str(rec.get("cwd"))
             elif rtype == "context.append_message":
                 message = as_dict(rec.get("message"))
-                text = _texts(message.get("content"))
+                text = kimi_family.message_text(message.get("content"))
                 if message.get("role") == "user" and text is not None:
                     origin = as_dict(message.get("origin") or rec.get("origin")).get("kind")
                     if origin == "user":
@@ -249,7 +219,7 @@ class _Wire:
                 self.d.add("unknown_record_type", n, detail)
         for c in calls.values():
             c["cwd"] = c["cwd"] or cwd
-        events = [e for c in calls.values() for e in self._events(c, cwd)]
+        events = [e for c in calls.values() for e in kimi_family.file_events(c, cwd, FILE_TOOLS, self.path)]
         steps, texts = log.finish(sid, self.path)
         session = {
             "session_id": sid,
@@ -352,48 +322,20 @@ class _Wire:
             row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
         return row
 
-    def _events(self, row: dict, cwd: str | None) -> list[dict]:
-        if row["kind"] == "shell" and row["cwd"]:
-            row["cwd"] = normalise(row["cwd"], cwd) or row["cwd"]
-        if row["tool"] not in FILE_TOOLS:
-            return []
-        row["paths"] = [p for p in (normalise(x, cwd) for x in row["paths"]) if p]
-        if row.get("is_error"):
-            return []
-        return [
-            {
-                "session_id": row["session_id"],
-                "call_id": row["call_id"],
-                "ts": row["ended_at"] or row["started_at"],
-                "path": p,
-                "op": FILE_TOOLS[row["tool"]][1],
-                "how": row["tool"],
-                "tier": "verified",
-                "source_path": self.path,
-                "line": row["line"],
-            }
-            for p in row["paths"]
-        ]
-
     def _usage(self, rec: dict, n: int, ts, sid: str) -> dict | None:
         u = rec.get("usage")
         if not isinstance(u, dict):
             self.d.add("wrong_type", n, f"usage: {json_type(u)}")
             return None
-        writes = as_int(u.get("inputCacheCreation"))
-        five, hour, _ = split_cache_writes(writes, writes, 0)
-        return {
-            "session_id": sid,
-            "ts": ts,
-            "model": as_str(rec.get("model")),
-            "message_id": f"line{n}",
-            "input_tokens": as_int(u.get("inputOther")),
-            "output_tokens": as_int(u.get("output")),
-            "cache_read_tokens": as_int(u.get("inputCacheRead")),
-            "cache_creation_tokens": writes,
-            "cache_creation_5m_tokens": five,
-            "cache_creation_1h_tokens": hour,
-            "reasoning_tokens": 0,
-            "source_path": self.path,
-            "line": n,
-        }
+        return kimi_family.usage_row(
+            sid,
+            self.path,
+            n,
+            ts,
+            as_str(rec.get("model")),
+            f"line{n}",
+            as_int(u.get("inputOther")),
+            as_int(u.get("output")),
+            as_int(u.get("inputCacheRead")),
+            as_int(u.get("inputCacheCreation")),
+        )

@@ -32,6 +32,8 @@ ADAPTERS: dict[str, str] = {
     "gemini-cli": "sessiongraph.ingest.gemini",
     "cursor": "sessiongraph.ingest.cursor",
     "kimi-code": "sessiongraph.ingest.kimi_code",
+    "kimi-cli": "sessiongraph.ingest.kimi_cli",
+    "copilot-cli": "sessiongraph.ingest.copilot",
     "opencode": "sessiongraph.ingest.opencode",
     "prickle": "sessiongraph.ingest.prickle",
 }

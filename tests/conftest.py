@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
@@ -99,7 +100,7 @@ TEXT_KEYS = frozenset(
     "newText oldText aggregated_output last_agent_message summary description planContent plan originalFile "
     "originalFileContents lastPrompt aiTitle title display activeForm lines query results script toolUseResult "
     "error errorMessage objective subject assignment context intent previousTitle systemPrompt task value where "
-    "patchText diff acceptance_criteria note step".split()
+    "patchText diff acceptance_criteria note step user_input think reasoningText".split()
 )
 
 
@@ -126,7 +127,7 @@ def plant(value, key=None, marker: str = MARKER):
 
 
 def plant_logs(root: Path, marker: str = MARKER) -> Counter:
-    """Plant ``marker`` into every log under ``root`` (JSONL, JSON, opencode.db, omp .patch files),
+    """Plant ``marker`` into every log under ``root`` (JSONL, JSON, YAML, opencode.db, omp .patch files),
     in place; returns the plants per top-level folder. OCP documents are left alone: they hold no
     log text unless written under ``full``, and then only in ``ext`` (tests plant those themselves)."""
     planted: Counter = Counter()
@@ -150,6 +151,14 @@ def plant_logs(root: Path, marker: str = MARKER) -> Counter:
             _plant_db(f, marker)
         elif f.suffix == ".patch":
             f.write_text(f.read_text() + f"# {marker}\n")
+        elif f.suffix == ".yaml":  # Copilot CLI's workspace.yaml: its title and summary are log text
+            try:
+                data = plant(yaml.safe_load(f.read_text()), None, marker)
+            except yaml.YAMLError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("name"), str):  # the session's title
+                data["name"] += f" {marker}"
+            f.write_text(yaml.safe_dump(data))
         else:
             continue
         n = f.read_bytes().count(marker.encode())

@@ -29,6 +29,8 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         "CODEX_HOME": f"{tmp_path}/cx",
         "PI_CODING_AGENT_DIR": f"{tmp_path}/pi",
         "XDG_DATA_HOME": f"{tmp_path}/xdg",
+        "KIMI_SHARE_DIR": f"{tmp_path}/kimi",
+        "COPILOT_HOME": f"{tmp_path}/gh",
     }
     assert default_roots(env) == [
         tmp_path / ".claude",
@@ -41,6 +43,9 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / ".qwen/projects",
         tmp_path / ".cursor/projects",
         tmp_path / ".kimi-code/sessions",
+        tmp_path / "kimi/sessions",
+        tmp_path / "gh/session-state",
+        tmp_path / "gh/history-session-state",
         tmp_path / "xdg/opencode",
     ]
     assert default_roots({"HOME": str(tmp_path)}) == [
@@ -52,6 +57,9 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / ".qwen/projects",
         tmp_path / ".cursor/projects",
         tmp_path / ".kimi-code/sessions",
+        tmp_path / ".kimi/sessions",
+        tmp_path / ".copilot/session-state",
+        tmp_path / ".copilot/history-session-state",
         tmp_path / ".local/share/opencode",
     ]
 

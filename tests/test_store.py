@@ -88,12 +88,17 @@ def test_summary_is_json_serialisable(tmp_path):
     # scenarios/paths 2 Claude Code and 7 Codex; the agent-team sample 8 Claude Code (lead, Explore,
     # five teammate files, compaction) and the workflow sample 5 (lead, the run's journal, three agents).
     # Issue 29's adapters add sample_logs/cursor 3 (a flat transcript, a nested one and its subagent),
-    # sample_logs/kimi-code 2 (the main wire and agent-0's) and sample_logs/qwen-code 2 (two chats).
+    # sample_logs/kimi-code 2 (the main wire and agent-0's) and sample_logs/qwen-code 2 (two chats);
+    # sample_logs/kimi-cli 3 (a wire's main session and its two Task subagents) and
+    # sample_logs/copilot-cli 7 (rows, one per run: a session folder's 2 runs and its subagent, a flat
+    # log's 3 runs, a history object).
     assert data["sessions_by_harness"] == {
         "claude-code": 47 + 8 + 5,
         "codex": 43,
+        "copilot-cli": 7,
         "cursor": 3,
         "gemini-cli": 5,
+        "kimi-cli": 3,
         "kimi-code": 2,
         "ocp": 2,
         "omp": 9,
