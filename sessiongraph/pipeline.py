@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import queue
-from contextlib import nullcontext
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
@@ -173,9 +173,7 @@ def _listed_changes(changed: Sequence[str]) -> tuple[list, list[str]]:
     return list(listed.values()), missing
 
 
-def _plan(
-    store: Store, listed: list, job: Job, prune_roots: list[str] | None, gone: list[str] | None = None
-) -> _Plan:
+def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None, gone: list[str] | None = None) -> _Plan:
     """The listed files to read: those whose fingerprint differs from the stored one, found by
     DuckDB (no Python work per unchanged file), less those not transcripts or older than
     ``--since``; the logs of changed side files; each grown file's checkpoint. The files to drop

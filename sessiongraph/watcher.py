@@ -23,9 +23,8 @@ import watchfiles
 
 from sessiongraph import pipeline
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.ingest import discover
+from sessiongraph.ingest import discover, steps
 from sessiongraph.ingest import privacy as profiles
-from sessiongraph.ingest import steps
 from sessiongraph.store import Store
 
 # watchfiles yields a set of changes once nothing changed for STEP_MS, or after DEBOUNCE_MS of
