@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -31,9 +32,9 @@ from sessiongraph.store import Store
 # changes at most: a write is ingested within a second even while a harness keeps writing.
 STEP_MS = 50
 DEBOUNCE_MS = 400
-# How long to wait before trying again when another ingest holds the store.
+# How long to wait before trying again when another ingest (or a long read) holds the store.
 RETRY_S = 1.0
-BUSY = "another sessiongraph is writing"
+BUSY = ("another sessiongraph is writing", "another process is using it")  # store.locks, Store._connect
 
 Report = Callable[[dict], None]  # one event: {"event": "watching" | "ingest" | "busy" | "stopped", ...}
 
@@ -65,14 +66,19 @@ def watch(
     stop: threading.Event | None = None,
 ) -> WatchSummary:
     """Ingest ``paths`` (default: the harness roots) as ``ingest --prune`` would, then each change
-    under them as it happens, until ``stop`` is set or Ctrl-C (KeyboardInterrupt: the ingest under
-    way rolls back its store batch, the lock is released). Returns what it did."""
+    under them as it happens, until ``stop`` is set or Ctrl-C or SIGTERM (KeyboardInterrupt: the
+    ingest under way rolls back its store batch, the lock is released). Returns what it did."""
     t0 = time.monotonic()
     roots = [str(r) for r in discover.roots(paths)]
     stop = stop or threading.Event()
     emit = report or (lambda _event: None)
     options = dict(workers=workers, privacy=privacy, launchers=launchers, max_text_chars=max_text_chars, prices=prices)
     changes: queue.Queue = queue.Queue()
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C is how it stops, even when started where SIGINT is ignored (a shell's background
+        # job): and SIGTERM (a service manager's stop) stops it the same way.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     with Store(db) as store:
         summary = WatchSummary(db=str(store.path), roots=roots)
         ignored = str(store.path)  # the store's own files (.wal, .lock) when it lies under a root
@@ -119,7 +125,7 @@ def watch(
                 try:
                     _run(store, summary, emit, present, sorted(pending), options)
                 except SessiongraphError as exc:
-                    if BUSY not in str(exc):
+                    if not any(why in str(exc) for why in BUSY):
                         raise
                     emit({"event": "busy", "message": str(exc)})  # kept pending, tried again
                     time.sleep(RETRY_S)
