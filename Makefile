@@ -53,9 +53,14 @@ $(VENV)/.bench-installed: $(BIN)/sessiongraph
 # one-appended-line and new-file costs at the largest (SCALE_ARGS: e.g. --workdir DIR --json).
 SCALE_SIZES ?= 100,400
 SCALE_ARGS ?=
+# Then benchmarks/watch_latency.py: append-to-queryable under `sessiongraph watch` with WATCH_FILES
+# files watched (WATCH_ARGS: e.g. --workdir DIR to keep the corpus and its store, --json).
+WATCH_FILES ?= 100000
+WATCH_ARGS ?=
 bench: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
 	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)
+	$(BIN)/python benchmarks/watch_latency.py --files $(WATCH_FILES) $(WATCH_ARGS)
 
 bench-scale: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)

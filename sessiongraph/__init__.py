@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what the type checker sees of COMMANDS
     from sessiongraph.views.queries import runs as runs
     from sessiongraph.views.queries import sessions as sessions
     from sessiongraph.views.queries import show as show
+    from sessiongraph.watcher import watch as watch
 
 # command function -> the module that defines it (the layer test reads this table as imports).
 COMMANDS: dict[str, str] = {
@@ -45,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "export_trajectories": "sessiongraph.dataset.trajectories:export_trajectories",
     "load": "sessiongraph.dataset.parquet:load",
     "reprice": "sessiongraph.costs:reprice_db",
+    "watch": "sessiongraph.watcher:watch",
 }
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "runs",
     "sessions",
     "show",
+    "watch",
 ]
 
 

@@ -104,6 +104,36 @@ class Date(click.ParamType):
         return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+def _read_options(fn):
+    """What says how logs are read into the store (``ingest``, ``watch``): privacy, text cut, launchers."""
+    for option in reversed(
+        [
+            privacy_option(
+                "metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
+                "(prompts, completions, tool input and output), secrets masked."
+            ),
+            click.option(
+                "--max-text-chars",
+                type=click.IntRange(min=0),
+                default=DEFAULT_MAX_TEXT_CHARS,
+                show_default=True,
+                help="With --privacy full: keep at most this many characters of each step's text "
+                "(texts.cut_chars counts the rest).",
+            ),
+            click.option(
+                "--launcher",
+                "launchers",
+                multiple=True,
+                metavar="NAME=HARNESS",
+                help="A wrapper CLI that runs an agent CLI (e.g. omx=codex); repeatable. Also [launchers] in the "
+                "config file ($SESSIONGRAPH_CONFIG, default ~/.config/sessiongraph/config.toml).",
+            ),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sessiongraph")
 def main() -> None:
@@ -129,25 +159,7 @@ def main() -> None:
 )
 @click.option("--ray-address", help="Ray cluster to use with --engine ray (default: $RAY_ADDRESS, else a local Ray).")
 @click.option("--out-parquet", help="Then write the Parquet dataset here (a folder or a URI such as s3://bucket/path).")
-@privacy_option(
-    "metadata_only stores no log text; full keeps shell commands, subagent descriptions and step text "
-    "(prompts, completions, tool input and output), secrets masked."
-)
-@click.option(
-    "--max-text-chars",
-    type=click.IntRange(min=0),
-    default=DEFAULT_MAX_TEXT_CHARS,
-    show_default=True,
-    help="With --privacy full: keep at most this many characters of each step's text (texts.cut_chars counts the rest).",
-)
-@click.option(
-    "--launcher",
-    "launchers",
-    multiple=True,
-    metavar="NAME=HARNESS",
-    help="A wrapper CLI that runs an agent CLI (e.g. omx=codex); repeatable. Also [launchers] in the config "
-    "file ($SESSIONGRAPH_CONFIG, default ~/.config/sessiongraph/config.toml).",
-)
+@_read_options
 @click.option(
     "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
 )
@@ -219,6 +231,68 @@ def ingest(
     _echo(_summary_text(summary))
     if written:
         _echo(_parquet_text(written))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@DB_OPTION
+@click.option("--workers", type=click.IntRange(min=1), help="Parser processes (default: all cores).")
+@json_option("Print one JSON object a line per event (watching, ingest, busy, stopped) instead.")
+@_read_options
+@PRICES_OPTION
+@_errors
+def watch(paths, db, workers, as_json, privacy, launchers, max_text_chars, prices):
+    """Keep the store up to date with the logs under PATHS (default: the harnesses' own folders).
+
+    First an ingest as `ingest --prune` does, then each change within a second: a written or
+    grown file is read (from where it was), a file or folder renamed or deleted has its rows
+    dropped, a root that does not exist yet is waited for. Only the changed paths are looked at.
+    The store is closed between ingests: queries and exports run meanwhile. Ctrl-C stops it
+    (an ingest under way rolls back its batch) with a summary.
+    """
+    from sessiongraph import config
+    from sessiongraph.views.output import dumps
+
+    def report(event: dict) -> None:
+        if as_json:
+            _echo(dumps(event))
+        elif event["event"] == "ingest":
+            _echo(_watch_line(event))
+        elif event["event"] == "watching":
+            waiting = f"; waiting for {', '.join(event['waiting_for'])}" if event["waiting_for"] else ""
+            _echo(f"Watching {', '.join(event['roots']) or 'nothing yet'}{waiting} (Ctrl-C stops)")
+        elif event["event"] == "busy":
+            _echo(f"Store busy, trying again: {event['message']}")
+        elif event["event"] == "stopped":
+            _echo(
+                f"Stopped after {event['seconds']:.0f}s: {event['ingests']} ingests, {event['files_read']} files "
+                f"read, {event['files_removed']} dropped. Store: {event['db']}"
+            )
+
+    sessiongraph.watch(
+        paths,
+        db=db,
+        workers=workers,
+        privacy=privacy,
+        launchers=config.launchers(launchers),
+        max_text_chars=max_text_chars,
+        prices=prices,
+        report=report,
+    )
+
+
+def _watch_line(e: dict) -> str:
+    when = datetime.now().strftime("%H:%M:%S")
+    what = "everything" if e["changed"] is None else f"{e['changed']} changed paths"
+    shown = ""
+    if e["paths"]:
+        shown = ": " + ", ".join(e["paths"][:3]) + (f" and {e['changed'] - 3} more" if e["changed"] > 3 else "")
+    return (
+        f"{when} {what}: {e['files_read']} read"
+        + (f" ({e['files_resumed']} grown)" if e["files_resumed"] else "")
+        + f", {e['files_removed']} dropped, {e['partitions_inferred']} partitions inferred in {e['seconds']:.2f}s"
+        + shown
+    )
 
 
 def _summary_text(s: IngestSummary) -> str:

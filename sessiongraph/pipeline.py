@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
@@ -15,8 +16,9 @@ from sessiongraph import costs, engines
 from sessiongraph.inference import partitions
 from sessiongraph.ingest import privacy as profiles
 from sessiongraph.ingest import registry, steps
-from sessiongraph.ingest.discover import Found, listing, not_transcript, pruned_under, size_mtime
+from sessiongraph.ingest.discover import LOG_SUFFIXES, Found, listing, not_transcript, pruned_under, size_mtime
 from sessiongraph.ingest.discover import roots as real_roots
+from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.shell import check_launchers
 from sessiongraph.pricing import Prices
@@ -89,6 +91,8 @@ def ingest(
     prune: bool = False,
     max_text_chars: int = steps.DEFAULT_MAX_TEXT_CHARS,
     prices: str | None = None,
+    changed: Sequence[str] | None = None,
+    store: Store | None = None,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -106,6 +110,11 @@ def ingest(
     table (``ingest.shell.BUILTIN_LAUNCHERS``); it applies to the files read in this ingest.
     Usage rows are priced once written (``sessiongraph.costs``), with the ``prices`` override file
     if given, else the one the store remembers; rows priced with another price set are re-priced.
+
+    ``changed`` (``sessiongraph watch``): only these paths under ``paths`` changed, so only they
+    are listed (a folder walked, a file taken as it is) and compared with the store, and a path gone
+    from disk drops the stored files at or under it, as ``prune`` would; nothing else is walked.
+    ``store``: an open writable store to use (and leave open) instead of opening ``db``.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
@@ -114,11 +123,16 @@ def ingest(
         Prices.load(prices)  # a bad price file fails before the store is touched
     # What every job of this ingest shares; _plan sets each one's file.
     job = Job("", 0, 0, privacy, None, max_text_chars, check_launchers(launchers or {}), since, until)
-    listed = list(listing(paths))  # raises for a named path that does not exist
     roots = [str(p) for p in real_roots(paths)]  # the spelling of every stored path (discover.real)
-    with Store(db) as store:
+    missing: list[str] = []
+    if changed is None:
+        listed = list(listing(paths))  # raises for a named path that does not exist
+    else:
+        listed, missing = _listed_changes(changed)
+    with nullcontext(store) if store is not None else Store(db) as store:
         summary = IngestSummary(db=str(store.path), roots=roots, privacy=privacy, files_found=len(listed))
-        plan = _plan(store, listed, job, roots if prune else None)
+        gone = store.stored_under(missing) if changed is not None else None
+        plan = _plan(store, listed, job, roots if prune else None, gone)
         ingest_id = store.begin_ingest(roots)
         _parse_and_store(store, plan, ingest_id, summary, progress, engine, workers, ray_address)
         _prune(store, plan.gone, summary)
@@ -142,10 +156,29 @@ class _Plan:
     diagnostics: Counter[str] = field(default_factory=Counter)  # diagnostics read, by code
 
 
-def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None) -> _Plan:
+def _listed_changes(changed: Sequence[str]) -> tuple[list, list[str]]:
+    """The listing of the ``changed`` paths alone: a folder's files (walked, as a root is), a log
+    file's own entry; and the paths gone from disk."""
+    listed: dict[str, tuple] = {}  # a file changed in a changed folder is listed once
+    missing: list[str] = []
+    for path in dict.fromkeys(changed):
+        try:
+            if os.path.isdir(path) or (os.path.isfile(path) and path.endswith(LOG_SUFFIXES)):
+                for entry in listing([path]):
+                    listed.setdefault(entry[0].path if isinstance(entry[0], Found) else entry[0], entry)
+            elif not os.path.lexists(path):
+                missing.append(path)
+        except SessiongraphError:  # gone between the look and the listing
+            missing.append(path)
+    return list(listed.values()), missing
+
+
+def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None, gone: list[str] | None = None) -> _Plan:
     """The listed files to read: those whose fingerprint differs from the stored one, found by
     DuckDB (no Python work per unchanged file), less those not transcripts or older than
-    ``--since``; the logs of changed side files; each grown file's checkpoint."""
+    ``--since``; the logs of changed side files; each grown file's checkpoint. The files to drop
+    are ``gone`` when given (the watcher knows them), else with ``prune_roots`` the stored files
+    under them that were not listed."""
     privacy = job.privacy
     items = [item for item, _s, _m in listed]
     names = [item.path if isinstance(item, Found) else item for item in items]
@@ -164,7 +197,8 @@ def _plan(store: Store, listed: list, job: Job, prune_roots: list[str] | None) -
         for i in changed.positions
         if not (not_log[i] or old[i])
     ]
-    gone = store.gone(names, pruned_under(prune_roots, names), listed) if prune_roots is not None else []
+    if gone is None:
+        gone = store.gone(names, pruned_under(prune_roots, names), listed) if prune_roots is not None else []
     # A side file is read with its log (registry.log_of): when it changes or goes, so may the log's rows.
     queued = {j.item for j in todo if isinstance(j.item, str)}
     for side in [*queued, *gone]:

@@ -30,6 +30,7 @@ CORE = {
     "sessiongraph.config",
     "sessiongraph.store",
     "sessiongraph.pipeline",
+    "sessiongraph.watcher",
     "sessiongraph.work",
 }
 # The package root holds the command functions (loaded by name from the outputs), so it sits on top.

@@ -79,6 +79,7 @@ class Store:
             self._config["enable_external_access"] = False
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened_at = 0.0
+        self._idle = False  # a writer between its ingests: neither the connection nor the lock held
         # Writers exclude each other for their whole run with a lock file; DuckDB's own lock is
         # held only while a transaction is being written (see release), so readers get in between.
         self._writer_lock = None if read_only else take_writer_lock(self.path)
@@ -96,10 +97,13 @@ class Store:
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
-        """The DuckDB connection, opened on first use (again after :meth:`release`)."""
-        if self._con is None:
+        """The DuckDB connection, opened on first use (again after :meth:`release` or :meth:`idle`)."""
+        if self._idle:
+            self._resume()
+        elif self._con is None:
             self._con = self._connect(self._config)
             self._opened_at = time.monotonic()
+        assert self._con is not None
         return self._con
 
     def release(self, held_for_s: float = 0.0, *, for_readers: bool = False) -> bool:
@@ -117,6 +121,34 @@ class Store:
         self._con.close()
         self._con = None
         return True
+
+    def idle(self) -> None:
+        """A writer that waits for work (``sessiongraph watch``) closes the connection and drops its
+        writer lock: readers open the store and another ingest may run. The next use of
+        :attr:`con` takes the lock again (waiting as a new writer would) and checks the version."""
+        if self.read_only or self._idle:
+            return
+        self.release()
+        if self._writer_lock is not None:
+            self._writer_lock.close()
+            self._writer_lock = None
+        self._idle = True
+
+    def _resume(self) -> None:
+        self._writer_lock = take_writer_lock(self.path)
+        self._idle = False
+        try:
+            self._con = self._connect(self._config)
+            self._opened_at = time.monotonic()
+            if (version := self._schema_version()) != SCHEMA_VERSION:
+                raise SessiongraphError(
+                    f"store {self.path} has schema version {version} now, this sessiongraph writes {SCHEMA_VERSION}",
+                    path=str(self.path),
+                )
+        except BaseException:
+            self.close()
+            self._idle = True
+            raise
 
     def _connect(self, config: dict) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
@@ -284,6 +316,19 @@ class Store:
             for (p,) in stored
             if any(p == r or p.startswith(r + "/") for r in tops) and not any(p.startswith(b) for b in blind)
         ]
+
+    def stored_under(self, paths: list[str]) -> list[str]:
+        """The stored files that are one of ``paths`` or lie under one of them (a folder)."""
+        if not paths:
+            return []
+        tops = pl.DataFrame({"top": [p.rstrip("/") for p in paths]}, schema={"top": pl.String})
+        with registered(self.con, {"gone_tops": tops.to_arrow()}):
+            rows = self.con.execute(
+                "SELECT source_path FROM ingested_files WHERE source_path IN (SELECT top FROM gone_tops)"
+                " OR EXISTS (SELECT 1 FROM gone_tops WHERE starts_with(source_path, top || '/'))"
+                " ORDER BY source_path"
+            ).fetchall()
+        return [p for (p,) in rows]
 
     def checkpoints(self, paths: list[str]) -> dict[str, Checkpoint]:
         """The stored checkpoints of these files (those that have one)."""
