@@ -56,8 +56,11 @@ def test_every_usage_row_is_priced_at_ingest(db):
     assert priced.height > 0.9 * rows.height
     assert set(priced["price_source"]) <= {costs.library(), "free"}
     # unknown models stay unpriced, never $0: the Codex sample's gpt-5.5-mini and the Qwen Code
-    # sample's qwen3-coder-plus (sample_logs/qwen-code, issue 29), which genai-prices does not list
-    assert sorted(rows.filter(pl.col("usd").is_null())["model"].unique()) == ["gpt-5.5-mini", "qwen3-coder-plus"]
+    # sample's qwen3-coder-plus (sample_logs/qwen-code, issue 29), which genai-prices does not list,
+    # and Kimi CLI's rows, whose logs name no model (null)
+    unpriced = set(rows.filter(pl.col("usd").is_null())["model"].unique())
+    assert unpriced == {"gpt-5.5-mini", "qwen3-coder-plus", None}
+    assert rows.filter(pl.col("model").is_null())["session_id"].str.starts_with("kimi-cli:").all()
     assert q(db, "SELECT value FROM sessiongraph_meta WHERE key = 'prices'").item() == costs.library()
 
 
@@ -113,9 +116,10 @@ def test_views_add_up(db):
     # runs (the Codex gpt-5.5 + gpt-5.5-mini ones) have usd null but a usd_priced part ...
     unpriced = q(db, "SELECT * FROM run_costs WHERE unpriced_requests > 0 AND unpriced_requests < requests")
     assert unpriced.height and unpriced["usd"].is_null().all() and (unpriced["usd_priced"] > 0).all()
-    # ... and a run with nothing priced (the Qwen Code sample's qwen3-coder-plus run) is null, priced part 0
+    # ... and a run with nothing priced (the Qwen Code sample's qwen3-coder-plus run, the Kimi CLI
+    # run with no model named) is null, priced part 0
     none = q(db, "SELECT * FROM run_costs WHERE requests > 0 AND unpriced_requests = requests")
-    assert none["root_harness"].to_list() == ["qwen-code"]
+    assert sorted(none["root_harness"]) == ["kimi-cli", "qwen-code"]
     assert none["usd"].is_null().all() and (none["usd_priced"] == 0).all()
     assert q(db, "SELECT count(*) FROM run_costs").item() == q(db, "SELECT count(*) FROM runs").item()
     assert q(db, "SELECT usd FROM model_costs WHERE model = 'gpt-5.5-mini'")["usd"].is_null().all()
