@@ -351,6 +351,28 @@ DOCUMENTS = pl.Schema(
     }
 )
 
+# One row per commit, pull request or pushed branch a session's log shows it made (ingest.commits):
+# hashes, branches and URLs, never a message or title. Verified rows come from the log; heuristic
+# ones (and in_branch) only from `ingest --git` (sessiongraph.gitlog).
+COMMITS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "call_id": pl.String,  # the shell call that made it; null for a pr-link record
+        "ts": TS,  # the call's answer (else start), the record's time, a heuristic commit's own time
+        "kind": pl.String,  # one of ingest.commits.COMMIT_KINDS: commit | pr | push
+        "tier": pl.String,  # one of TIERS
+        "evidence": pl.String,  # one of ingest.commits.EVIDENCE
+        "repo": pl.String,  # owner/name (a PR URL's, pr-link's prRepository), else null
+        "branch": pl.String,
+        "commit_hash": pl.String,  # as printed (abbreviated by git commit), full for heuristic rows
+        "pr_url": pl.String,
+        "pr_number": pl.Int64,
+        "in_branch": pl.Boolean,  # still reachable from its branch; null unless --git read the repository
+        "source_path": pl.String,
+        "line": pl.Int64,
+    }
+)
+
 # Every code an adapter or the pipeline may emit, with what it means (README lists them too).
 DIAGNOSTIC_CODES: dict[str, str] = {
     "truncated_line": "last line has no newline and does not parse: a transcript still being written",
@@ -392,9 +414,10 @@ SCHEMAS: dict[str, pl.Schema] = {
     "outcomes": OUTCOMES,
     "steps": STEPS,
     "texts": TEXTS,
+    "commits": COMMITS,
 }
 # Frames the inference passes never read (Store.load_frames leaves them out).
-NOT_INFERRED: frozenset[str] = frozenset({"steps", "texts"})
+NOT_INFERRED: frozenset[str] = frozenset({"steps", "texts", "commits"})
 
 
 class Columns:
@@ -455,6 +478,7 @@ class Frames:
     outcomes: pl.DataFrame
     steps: pl.DataFrame
     texts: pl.DataFrame
+    commits: pl.DataFrame
 
     def __init__(self, **tables: pl.DataFrame):
         _check_names(tables)

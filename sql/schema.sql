@@ -257,6 +257,27 @@ CREATE TABLE IF NOT EXISTS texts (
     ingest_id    BIGINT NOT NULL
 );
 
+-- Commits, PRs and pushed branches a session made (ingest/commits.py): hashes, branches, URLs,
+-- never a message. Verified rows from the logs; heuristic rows and in_branch only from
+-- `ingest --git` (sessiongraph/gitlog.py), which writes them with the session's source_path.
+CREATE TABLE IF NOT EXISTS commits (
+    session_id   VARCHAR NOT NULL,
+    call_id      VARCHAR,
+    ts           TIMESTAMPTZ,
+    kind         VARCHAR NOT NULL,   -- commit | pr | push
+    tier         VARCHAR NOT NULL,   -- verified | heuristic
+    evidence     VARCHAR NOT NULL,
+    repo         VARCHAR,
+    branch       VARCHAR,
+    commit_hash  VARCHAR,
+    pr_url       VARCHAR,
+    pr_number    BIGINT,
+    in_branch    BOOLEAN,            -- null unless --git read the repository
+    source_path  VARCHAR NOT NULL,
+    line         BIGINT,
+    ingest_id    BIGINT NOT NULL
+);
+
 -- No index on source_path: DuckDB rewrites a whole ART index at every checkpoint (an ingest
 -- checkpoints when it lets readers in), so indexes made a cold ingest quadratic; deleting a
 -- file's rows scans the column instead (by a semi-join, which would not use an index anyway).

@@ -19,6 +19,7 @@ from sessiongraph.ingest.paths import normalise
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Record types seen in transcripts from 1.x to 2.1.248 (harness-log-formats.md section 1.3).
+PR_LINK = "pr-link"  # read by records._pr_link into ingest.commits rows
 THREADED_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
 FLAT_TYPES = frozenset(
     {
@@ -37,7 +38,7 @@ FLAT_TYPES = frozenset(
         "cost-state",
         "file-history-delta",
         "tag",
-        "pr-link",  # 2.1.x: the pull request a session opened (a link, no call or tokens)
+        "pr-link",  # 2.1.x: the pull request a session opened (a link, no call or tokens; PR_LINK)
     }
 )
 
@@ -150,6 +151,9 @@ class _Record(TypedDict, total=False):
     message: _Message | None
     toolUseResult: msgspec.Raw
     data: _Data | None  # agent ids of agent_progress: decoded here, the nested message skipped
+    prNumber: Any  # a pr-link record's (ingest.commits.from_pr_link)
+    prUrl: Any
+    prRepository: Any
 
 
 _RECORD = msgspec.json.Decoder(_Record)

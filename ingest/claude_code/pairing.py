@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code.decoding import _FILE, _SIDECAR, _block_text, _paths, _val
 from sessiongraph.ingest.claude_code.session import _Session
 from sessiongraph.ingest.jsonl import answer_hash, as_str, find_uuids, text_hash
@@ -28,6 +29,8 @@ class _Pairing:
 
     open_spawns: list[str]
     prompts: dict[str, str]
+    call_session: dict[str, str]
+    commits: list[dict]
 
     def _place_sidechain(self, sess: _Session, prompt: str) -> None:
         # Inline sidechains sit between their Task call and its result; the call whose prompt
@@ -55,6 +58,10 @@ class _Pairing:
                     if isinstance(s, str) and s not in texts:
                         texts.append(s)
             call["output_ids"] = _output_ids(texts)
+            made = commits.from_shell(call, texts)
+            if made:
+                key = self.call_session.get(call["call_id"], "")
+                self.commits += [{**row, "_key": key} for row in made]
             # What the command printed: stdout when the sidecar has it (the result text may add
             # stderr), else the result text.
             stdout = sidecar.get("stdout") if isinstance(sidecar, dict) else None

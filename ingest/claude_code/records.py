@@ -12,10 +12,11 @@ from datetime import datetime
 
 import orjson
 
-from sessiongraph.ingest import copies, resume
+from sessiongraph.ingest import commits, copies, resume
 from sessiongraph.ingest.claude_code.decoding import (
     _DATA,
     FLAT_TYPES,
+    PR_LINK,
     THREADED_TYPES,
     UUID,
     _block_text,
@@ -108,6 +109,8 @@ class _Parser(_Handoff, _Pairing):
         self.copy_upto = 0
         self.copy_runs: list[list] = []  # ingest.copies runs
         self.last_own = 0  # line of the last record of the file's own session
+        # ingest.commits rows (session key in "_key"): what a shell call or pr-link record made
+        self.commits: list[dict] = []
         self.steps = StepLog()
         self.first_step: dict[tuple[str, str], int | None] = {}  # (session key, message id) -> step index
 
@@ -128,6 +131,7 @@ class _Parser(_Handoff, _Pairing):
         "copy_upto",
         "copy_runs",
         "last_own",
+        "commits",
     )
 
     def state(self) -> dict:
@@ -158,6 +162,9 @@ class _Parser(_Handoff, _Pairing):
         rtype = rec.get("type")
         if not isinstance(rtype, str):
             self.diags.add("unknown_record_type", n, f"type is {json_type(rtype)}")
+            return
+        if rtype == PR_LINK:
+            self._pr_link(n, rec)
             return
         if rtype not in THREADED_TYPES:
             if rtype not in FLAT_TYPES:
@@ -197,6 +204,13 @@ class _Parser(_Handoff, _Pairing):
                 if parent_call and agent:
                     self.progress.setdefault(parent_call, agent)
         self.last_own = n
+
+    def _pr_link(self, n: int, rec: dict) -> None:
+        """A pr-link record: the pull request the file's session opened (its own, not a copy)."""
+        sid = rec.get("sessionId")
+        if isinstance(sid, str) and self.native is not None and sid != self.native:
+            return
+        self.commits += [{**row, "_key": ""} for row in commits.from_pr_link(rec, parse_ts(rec.get("timestamp")), n)]
 
     @staticmethod
     def _end(n: int, rtype: str, rec: dict, sess: _Session) -> None:
@@ -503,6 +517,13 @@ class _Parser(_Handoff, _Pairing):
         # A file with no copied history spares finish a test per step.
         copied = self.copied if self.copy_upto or self.copy_runs else None
         steps, texts = self.steps.finish(ids, self.path, copied=copied)
+        made = []
+        for c in self.commits:
+            owner = c["_key"] if c["_key"] in ids else self.call_session.get(c.get("call_id") or "", "")
+            if owner in ids and not self.copied(c["line"]):
+                made.append(
+                    {k: v for k, v in c.items() if k != "_key"} | {"session_id": ids[owner], "source_path": self.path}
+                )
         return Frames.from_rows(
             sessions=sessions,
             calls=calls,
@@ -511,6 +532,7 @@ class _Parser(_Handoff, _Pairing):
             diagnostics=self.diags.rows,
             steps=steps,
             texts=texts,
+            commits=made,
         )
 
     def _session_id(self, key: str) -> str:

@@ -11,7 +11,9 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
 from sessiongraph.ingest.frames import SCHEMAS
 
-SCHEMA_VERSION = "11"  # 10 -> 11: canonical paths, hashes, teams, dollars, end status, diagnostic counts
+SCHEMA_VERSION = (
+    "12"  # 10 -> 11: canonical paths, hashes, teams, dollars, end status, diagnostic counts; 11 -> 12: commits
+)
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,

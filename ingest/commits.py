@@ -1,0 +1,99 @@
+"""Commits and pull requests a session's log shows it made, as metadata rows (the ``commits`` frame).
+
+A commit hash, a branch and a PR URL are metadata; a commit message or PR title is log text and
+is never taken. The adapters read them while the command and its output are still at hand, before
+the privacy profile (``ingest.privacy``) drops both:
+
+- a shell call whose command runs ``git commit`` and whose output names the new commit
+  (``[branch abc1234] msg``, ``[branch (root-commit) abc1234] msg``): evidence ``git_commit_output``;
+- a shell call whose command runs ``gh pr create`` and whose output prints a PR URL
+  (``https://github.com/o/r/pull/N``): evidence ``gh_pr_create_output``;
+- a shell call whose command runs ``git push`` and whose output names a new branch
+  (`` * [new branch]  b -> b``) or a PR URL: evidence ``git_push_output``;
+- a Claude Code ``pr-link`` record (``prNumber``, ``prUrl``, ``prRepository``): evidence ``pr_link``.
+
+All of these are ``verified``. ``heuristic`` rows (a commit in the session's repository whose
+changed files match the files it wrote) come only from ``sessiongraph ingest --git``
+(``sessiongraph.gitlog``), which also fills ``in_branch``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal, get_args
+
+CommitKind = Literal["commit", "pr", "push"]
+COMMIT_KINDS: tuple[CommitKind, ...] = get_args(CommitKind)
+Evidence = Literal[
+    "git_commit_output", "gh_pr_create_output", "git_push_output", "pr_link", "files_equal", "files_contain"
+]
+EVIDENCE: tuple[Evidence, ...] = get_args(Evidence)
+
+# `git commit` prints "[<branch> <abbrev>] <subject>" (root commits "(root-commit)" between): the
+# branch and the hash only; the subject is log text.
+_COMMIT = re.compile(r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\] ", re.M)
+_PR_URL = re.compile(r"https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/pull/(?P<number>\d+)\b")
+_NEW_BRANCH = re.compile(r"^\s*\*\s+\[new branch\]\s+\S+\s+->\s+(?P<branch>\S+)\s*$", re.M)
+_GIT_COMMIT = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+commit\b")
+_GH_PR_CREATE = re.compile(r"(^|[\s;&|(])gh\s+pr\s+create\b")
+_GIT_PUSH = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+push\b")
+MAX_ROWS = 20  # per call: a command that prints more is not one agent's commit
+
+
+def from_shell(call: dict, texts: Iterable[str | None]) -> list[dict]:
+    """The commits rows of one shell ``call`` (a calls row with its ``command``) from the texts
+    its output holds; without ``session_id``/``source_path`` (the adapter adds them)."""
+    command = call.get("command")
+    if not isinstance(command, str):
+        return []
+    output = "\n".join(t for t in texts if isinstance(t, str))
+    if not output:
+        return []
+    at = call.get("ended_at") or call.get("started_at")
+    base = {"call_id": call.get("call_id"), "ts": at, "tier": "verified", "line": call.get("line")}
+    rows: list[dict] = []
+    seen: set[tuple] = set()
+
+    def add(**row) -> None:
+        key = (row.get("kind"), row.get("commit_hash"), row.get("pr_url"), row.get("branch"))
+        if key not in seen and len(rows) < MAX_ROWS:
+            seen.add(key)
+            rows.append({**base, **row})
+
+    if _GIT_COMMIT.search(command):
+        for m in _COMMIT.finditer(output):
+            add(kind="commit", evidence="git_commit_output", branch=m["branch"], commit_hash=m["hash"])
+    for pattern, evidence in ((_GH_PR_CREATE, "gh_pr_create_output"), (_GIT_PUSH, "git_push_output")):
+        if not pattern.search(command):
+            continue
+        for m in _PR_URL.finditer(output):
+            add(kind="pr", evidence=evidence, repo=m["repo"], pr_url=m[0], pr_number=int(m["number"]))
+        if evidence == "git_push_output":
+            for m in _NEW_BRANCH.finditer(output):
+                add(kind="push", evidence=evidence, branch=m["branch"])
+    return rows
+
+
+def from_pr_link(rec: dict, ts, line: int) -> list[dict]:
+    """The commits row of a Claude Code ``pr-link`` record (none if it names no PR URL)."""
+    url, number, repo = rec.get("prUrl"), rec.get("prNumber"), rec.get("prRepository")
+    if not isinstance(url, str) or not url:
+        return []
+    m = _PR_URL.search(url)
+    if not isinstance(number, int) or isinstance(number, bool):
+        number = int(m["number"]) if m else None
+    if not isinstance(repo, str):
+        repo = m["repo"] if m else None
+    return [
+        {
+            "ts": ts,
+            "kind": "pr",
+            "tier": "verified",
+            "evidence": "pr_link",
+            "repo": repo,
+            "pr_url": url[:500],
+            "pr_number": number,
+            "line": line,
+        }
+    ]

@@ -1,0 +1,124 @@
+"""Commits and PRs a session's log shows it made (ingest/commits.py, the commits table and views)."""
+
+from __future__ import annotations
+
+import json
+
+from sessiongraph.ingest import commits
+from sessiongraph.ingest.claude_code import parse
+from sessiongraph.pipeline import ingest
+from sessiongraph.store import Store
+
+SID = "7d1e2f30-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+MESSAGE = "Fix flicker below five percent"  # log text: never stored
+PR = "https://github.com/dev/lamp/pull/42"
+
+
+def _shell(call_id: str, command: str, output: str, t: str) -> list[dict]:
+    base = {"sessionId": SID, "cwd": "/home/dev/lamp", "gitBranch": "fix/flicker", "version": "2.1.39"}
+    use = {
+        **base,
+        "type": "assistant",
+        "uuid": f"a-{call_id}",
+        "timestamp": f"2026-01-05T10:00:{t}.000Z",
+        "message": {
+            "id": f"msg_{call_id}",
+            "role": "assistant",
+            "model": "claude-opus-4-5-20251101",
+            "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}],
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+    }
+    result = {
+        **base,
+        "type": "user",
+        "uuid": f"u-{call_id}",
+        "timestamp": f"2026-01-05T10:00:{t}.500Z",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": output}]},
+        "toolUseResult": {"stdout": output, "stderr": "", "interrupted": False},
+    }
+    return [use, result]
+
+
+def _transcript(tmp_path) -> str:
+    lines = [
+        {
+            "type": "user",
+            "sessionId": SID,
+            "cwd": "/home/dev/lamp",
+            "gitBranch": "fix/flicker",
+            "uuid": "u0",
+            "timestamp": "2026-01-05T10:00:00.000Z",
+            "message": {"role": "user", "content": "fix the flicker and open a PR"},
+        },
+        *_shell(
+            "toolu_1",
+            f"git add -A && git commit -m '{MESSAGE}'",
+            f"[fix/flicker 3f2a9c1] {MESSAGE}\n 1 file changed",
+            "10",
+        ),
+        *_shell("toolu_2", "git log -1", f"commit 3f2a9c1\n[other 1234567] {MESSAGE}", "15"),
+        *_shell(
+            "toolu_3",
+            "git push -u origin fix/flicker",
+            "To github.com:dev/lamp.git\n * [new branch]      fix/flicker -> fix/flicker\n",
+            "20",
+        ),
+        *_shell("toolu_4", f"gh pr create --title '{MESSAGE}' --body x", f"{PR}\n", "30"),
+        {
+            "type": "pr-link",
+            "sessionId": SID,
+            "prNumber": 42,
+            "prUrl": PR,
+            "prRepository": "dev/lamp",
+            "timestamp": "2026-01-05T10:00:31.000Z",
+        },
+    ]
+    path = tmp_path / "projects" / "-home-dev-lamp" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def test_shell_outputs():
+    call = {"call_id": "c", "command": "git commit -m x", "line": 3}
+    rows = commits.from_shell(call, ["[main (root-commit) abc1234] first\n"])
+    assert [(r["kind"], r["branch"], r["commit_hash"], r["evidence"]) for r in rows] == [
+        ("commit", "main", "abc1234", "git_commit_output")
+    ]
+    # the same output from a command that made no commit says nothing
+    assert commits.from_shell({**call, "command": "cat log.txt"}, ["[main abc1234] first\n"]) == []
+    pr = commits.from_shell({**call, "command": "gh pr create -f"}, [PR])
+    assert [(r["kind"], r["repo"], r["pr_number"], r["pr_url"]) for r in pr] == [("pr", "dev/lamp", 42, PR)]
+    assert commits.from_shell({**call, "command": None}, ["[main abc1234] first"]) == []
+
+
+def test_claude_rows(tmp_path):
+    frames = parse(_transcript(tmp_path))
+    got = frames.commits.sort("line").select(
+        "kind", "evidence", "tier", "branch", "commit_hash", "pr_number", "call_id"
+    )
+    assert got.rows() == [
+        ("commit", "git_commit_output", "verified", "fix/flicker", "3f2a9c1", None, "toolu_1"),
+        ("push", "git_push_output", "verified", "fix/flicker", None, None, "toolu_3"),
+        ("pr", "gh_pr_create_output", "verified", None, None, 42, "toolu_4"),
+        ("pr", "pr_link", "verified", None, None, 42, None),
+    ]
+    assert set(frames.commits["session_id"]) == {f"claude-code:{SID}"}
+
+
+def test_store_views_and_privacy(tmp_path):
+    path = _transcript(tmp_path)
+    db = str(tmp_path / "s.duckdb")
+    ingest([path], db=db, workers=1)
+    with Store(db, read_only=True) as store:
+        rows = store.query(
+            "SELECT kind, tier, run_id, session_usd = run_usd AS same, branch FROM commit_costs ORDER BY line"
+        )
+        assert rows["kind"].to_list() == ["commit", "push", "pr", "pr"]
+        assert set(rows["tier"]) == {"verified"}  # no heuristic row without --git
+        assert rows["run_id"].null_count() == 0 and rows["same"].all()
+        assert store.query("SELECT pr_url, runs FROM pr_costs").rows() == [(PR, 1)]
+        assert store.query("SELECT branch, commits FROM branch_costs").rows() == [("fix/flicker", 1)]
+        dump = store.query("SELECT * FROM commits").write_csv()
+        assert MESSAGE not in dump
