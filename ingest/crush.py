@@ -164,17 +164,21 @@ class _Reader:
         self.events: list[dict] = []
 
     def read(self, con: sqlite3.Connection) -> Frames:
-        s_cols = [c for c in ("id", "parent_session_id", "title", "created_at", "updated_at") if c in _columns(con, "sessions")]
+        s_cols = [
+            c
+            for c in ("id", "parent_session_id", "title", "created_at", "updated_at")
+            if c in _columns(con, "sessions")
+        ]
         m_have = _columns(con, "messages")
         m_cols = [c for c in ("id", "session_id", "role", "parts", "model", "created_at", "finished_at") if c in m_have]
         quoted = ", ".join(f'"{c}"' for c in m_cols)
         messages: dict[str, list[dict]] = {}
-        for r in con.execute(f'SELECT {quoted} FROM messages ORDER BY session_id, created_at, rowid'):
+        for r in con.execute(f"SELECT {quoted} FROM messages ORDER BY session_id, created_at, rowid"):
             row = dict(zip(m_cols, r, strict=True))
             messages.setdefault(str(row["session_id"]), []).append(row)
         size = os.path.getsize(self.path)
         quoted = ", ".join(f'"{c}"' for c in s_cols)
-        for r in con.execute(f'SELECT {quoted} FROM sessions ORDER BY created_at, id'):
+        for r in con.execute(f"SELECT {quoted} FROM sessions ORDER BY created_at, id"):
             row = dict(zip(s_cols, r, strict=True))
             if not isinstance(row.get("id"), str):
                 self.d.add("no_session", None, f"session row id: {json_type(row.get('id'))}")
@@ -210,7 +214,9 @@ class _Reader:
                         prompt = data["text"] if prompt is None else prompt
                         self.log.add(native, None, ts, "user", "prompt", data["text"])
                     else:
-                        self.log.add(native, None, ts, "assistant", "text", data["text"], model=as_str(msg.get("model")))
+                        self.log.add(
+                            native, None, ts, "assistant", "text", data["text"], model=as_str(msg.get("model"))
+                        )
                 elif ptype == "reasoning":
                     self.log.add(native, None, ts, "assistant", "thinking", as_str(data.get("thinking")))
                 elif ptype == "tool_call":
@@ -258,7 +264,16 @@ class _Reader:
             self.d.add("wrong_type", None, f"tool_call without id ({tool[:40]})")
             return None
         raw = data.get("input")
-        self.log.add(native, None, ts, "assistant", "tool_call", raw if isinstance(raw, str) else None, call_id=call_id, tool=tool)
+        self.log.add(
+            native,
+            None,
+            ts,
+            "assistant",
+            "tool_call",
+            raw if isinstance(raw, str) else None,
+            call_id=call_id,
+            tool=tool,
+        )
         try:
             args = orjson.loads(raw) if isinstance(raw, str) and raw else {}
         except orjson.JSONDecodeError:

@@ -98,9 +98,7 @@ def test_wal_is_applied_and_left_alone(tmp_path):
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA wal_autocheckpoint = 0")
     con.execute("UPDATE sessions SET title = 'x' WHERE id = ?", [MAIN])
-    con.execute(
-        "INSERT INTO sessions VALUES ('late', NULL, 'late', 0, 0, 0, 0, ?, ?, NULL, NULL)", [T0 + 30, T0 + 30]
-    )
+    con.execute("INSERT INTO sessions VALUES ('late', NULL, 'late', 0, 0, 0, 0, ?, ?, NULL, NULL)", [T0 + 30, T0 + 30])
     con.commit()
     wal = Path(str(db) + "-wal")
     assert wal.stat().st_size > 0

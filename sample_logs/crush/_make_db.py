@@ -42,31 +42,78 @@ MAIN = "3f0c6a2e-1b7d-4e58-9a41-0c2d5e8f7a10"
 CHILD = "msg-a2$$call-agent"
 MESSAGES = [
     (MAIN, "msg-u1", "user", [part("text", text="Add a health check endpoint to the server")], None, 0),
-    (MAIN, "msg-a1", "assistant", [
-        part("reasoning", thinking="Look at the server first."),
-        call("call-view", "view", {"file_path": "server/main.go"}),
-        part("finish", reason="tool_use", time=T0 + 3),
-    ], "claude-sonnet-4-20250514", 2),
+    (
+        MAIN,
+        "msg-a1",
+        "assistant",
+        [
+            part("reasoning", thinking="Look at the server first."),
+            call("call-view", "view", {"file_path": "server/main.go"}),
+            part("finish", reason="tool_use", time=T0 + 3),
+        ],
+        "claude-sonnet-4-20250514",
+        2,
+    ),
     (MAIN, "msg-t1", "tool", [result("call-view", "view", "package main\n")], None, 3),
-    (MAIN, "msg-a2", "assistant", [
-        call("call-agent", "agent", {"prompt": "Find where routes are registered"}),
-    ], "claude-sonnet-4-20250514", 5),
+    (
+        MAIN,
+        "msg-a2",
+        "assistant",
+        [
+            call("call-agent", "agent", {"prompt": "Find where routes are registered"}),
+        ],
+        "claude-sonnet-4-20250514",
+        5,
+    ),
     (CHILD, "msg-c1", "user", [part("text", text="Find where routes are registered")], None, 6),
-    (CHILD, "msg-c2", "assistant", [call("call-grep", "grep", {"pattern": "HandleFunc", "path": "server"})],
-     "claude-3-5-haiku-20241022", 7),
+    (
+        CHILD,
+        "msg-c2",
+        "assistant",
+        [call("call-grep", "grep", {"pattern": "HandleFunc", "path": "server"})],
+        "claude-3-5-haiku-20241022",
+        7,
+    ),
     (CHILD, "msg-c3", "tool", [result("call-grep", "grep", "server/routes.go:12")], None, 8),
-    (CHILD, "msg-c4", "assistant", [part("text", text="Routes are in server/routes.go")], "claude-3-5-haiku-20241022", 9),
+    (
+        CHILD,
+        "msg-c4",
+        "assistant",
+        [part("text", text="Routes are in server/routes.go")],
+        "claude-3-5-haiku-20241022",
+        9,
+    ),
     (MAIN, "msg-t2", "tool", [result("call-agent", "agent", "Routes are in server/routes.go")], None, 10),
-    (MAIN, "msg-a3", "assistant", [
-        call("call-edit", "edit", {"file_path": "server/routes.go", "old_string": "a", "new_string": "b"}),
-        call("call-bash", "bash", {"command": "go test ./..."}),
-    ], "claude-sonnet-4-20250514", 12),
-    (MAIN, "msg-t3", "tool", [
-        result("call-edit", "edit", "edited"),
-        result("call-bash", "bash", "FAIL", error=True),
-    ], None, 15),
-    (MAIN, "msg-a4", "assistant", [part("text", text="Added /healthz."), part("finish", reason="end_turn")],
-     "claude-sonnet-4-20250514", 18),
+    (
+        MAIN,
+        "msg-a3",
+        "assistant",
+        [
+            call("call-edit", "edit", {"file_path": "server/routes.go", "old_string": "a", "new_string": "b"}),
+            call("call-bash", "bash", {"command": "go test ./..."}),
+        ],
+        "claude-sonnet-4-20250514",
+        12,
+    ),
+    (
+        MAIN,
+        "msg-t3",
+        "tool",
+        [
+            result("call-edit", "edit", "edited"),
+            result("call-bash", "bash", "FAIL", error=True),
+        ],
+        None,
+        15,
+    ),
+    (
+        MAIN,
+        "msg-a4",
+        "assistant",
+        [part("text", text="Added /healthz."), part("finish", reason="end_turn")],
+        "claude-sonnet-4-20250514",
+        18,
+    ),
 ]
 
 
