@@ -267,6 +267,7 @@ RECORDED_PARENT = {
     "kimi-code": ("state.json parentAgentId", "Agent result names the agent id"),
     "kimi-cli": ("SubagentEvent task_tool_call_id", "Task call id"),
     "copilot-cli": ("subagent.started toolCallId", "task call id"),
+    "crush": ("sessions.parent_session_id", "child id <message>$$<agent call>"),
 }
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.

@@ -64,6 +64,7 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     roots += [copilot / "session-state", copilot / "history-session-state"]
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
+    roots.append(home / ".crush")  # a project's own .crush/ is found by walking that project
     seen: list[Path] = []
     for r in roots:
         if r not in seen:

@@ -35,6 +35,7 @@ ADAPTERS: dict[str, str] = {
     "kimi-cli": "sessiongraph.ingest.kimi_cli",
     "copilot-cli": "sessiongraph.ingest.copilot",
     "opencode": "sessiongraph.ingest.opencode",
+    "crush": "sessiongraph.ingest.crush",
     "prickle": "sessiongraph.ingest.prickle",
 }
 

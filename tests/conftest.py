@@ -167,9 +167,19 @@ def plant_logs(root: Path, marker: str = MARKER) -> Counter:
 
 
 def _plant_db(path: Path, marker: str) -> None:
-    """opencode.db: message and part rows hold JSON, session titles and todos plain text."""
+    """opencode.db: message and part rows hold JSON, session titles and todos plain text;
+    crush.db: message parts hold JSON, session titles plain text."""
     con = sqlite3.connect(path)
     try:
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone():
+            rows = con.execute("SELECT id, parts FROM messages").fetchall()
+            con.executemany(
+                "UPDATE messages SET parts = ? WHERE id = ?",
+                [(orjson.dumps(plant(orjson.loads(d), None, marker)).decode(), i) for i, d in rows],
+            )
+            con.execute("UPDATE sessions SET title = title || ?", [f" {marker}"])
+            con.commit()
+            return
         for table in ("message", "part"):
             rows = con.execute(f"SELECT id, data FROM {table}").fetchall()
             con.executemany(

@@ -47,6 +47,7 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / "gh/session-state",
         tmp_path / "gh/history-session-state",
         tmp_path / "xdg/opencode",
+        tmp_path / ".crush",
     ]
     assert default_roots({"HOME": str(tmp_path)}) == [
         tmp_path / ".claude",
@@ -61,6 +62,7 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / ".copilot/session-state",
         tmp_path / ".copilot/history-session-state",
         tmp_path / ".local/share/opencode",
+        tmp_path / ".crush",
     ]
 
 
