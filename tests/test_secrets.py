@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sessiongraph.ingest.secrets import RULES, mask
+from sessiongraph.ingest.secrets import RULES, mask, mask_plain
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -97,3 +99,63 @@ def test_every_rule_has_a_positive_case():
     kinds = {kind for kind, _ in RULES}
     masked = {w.split("[REDACTED:")[1].split("]")[0] for _, w in POSITIVES}
     assert kinds == masked
+
+
+# mask skips a rule whose hint is absent; mask_plain runs every rule. They must agree on every text:
+# the samples above, and random texts built from the rules' own pieces (prefixes, keywords,
+# separators, case-folding look-alikes) so that near-misses of every rule are tried.
+_PIECES = [
+    *(p for _, w in POSITIVES for p in (w, w[:12])),
+    *(t for t, _ in POSITIVES),
+    *NEGATIVES,
+    "sk-",
+    "sk-ant-",
+    "ghp_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "xoxb-",
+    "AIza",
+    "sk_live_",
+    "rk_test_",
+    "hf_",
+    "npm_",
+    "eyJ",
+    ".",
+    "https://",
+    "user:",
+    "@",
+    "Bearer ",
+    "Authorization: Basic ",
+    "password=",
+    "PASSWD: ",
+    "--api-key ",
+    "token=",
+    "SECRET_KEY=",
+    "credentials: ",
+    "private_key",
+    "\u017fecret=",
+    "\u212aey=",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "[REDACTED:secret]",
+    "Ab3dEf6hIj9kLm2nOp5q",
+    "0123456789abcdef",
+    " ",
+    "\n",
+    "'",
+    '"',
+    "=",
+    "(",
+]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=12)), max_size=12).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_mask_equals_its_plain_reference(text):
+    assert mask(text) == mask_plain(text)
+
+
+@pytest.mark.parametrize("text", [t for t, _ in POSITIVES] + NEGATIVES)
+def test_mask_equals_its_plain_reference_on_samples(text):
+    assert mask(text) == mask_plain(text)
