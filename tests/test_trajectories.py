@@ -291,3 +291,30 @@ def test_a_session_the_harness_says_ended_in_error_says_so(tmp_path):
     export_trajectories(tmp_path / "runs", db=str(db), split="train=1", by="run")
     run = pl.read_parquet(tmp_path / "runs" / "train.parquet").row(0, named=True)
     assert (run["end_state"], run["end_state_tier"]) == ("error", "reported")
+
+
+@pytest.mark.parametrize("by", ["session", "run"])
+def test_reading_the_store_run_group_by_run_group_gives_the_same_splits(store, tmp_path, monkeypatch, by):
+    """A budget of one byte makes every run its own group: the same rows, order and summary as one
+    group of everything, and the store's steps are read once per run."""
+    from sessiongraph.dataset import messages
+
+    calls: list[int] = []
+    real = messages.build
+
+    def counting(*args, **kwargs):
+        calls.append(len(kwargs.get("only") or []))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "build", counting)
+    one = export_trajectories(tmp_path / "one", db=str(store), split=SPLIT, seed=7, by=by, batch_bytes=10**12)
+    assert len(calls) == 1
+    calls.clear()
+    many = export_trajectories(tmp_path / "many", db=str(store), split=SPLIT, seed=7, by=by, batch_bytes=1)
+    n_runs = sum(many.runs.values()) if by == "run" else None
+    assert len(calls) > 5 and (n_runs is None or len(calls) >= n_runs)
+    assert many.to_dict() | {"out": ""} == one.to_dict() | {"out": ""}
+    for name in many.split:
+        a = pl.read_parquet(tmp_path / "one" / f"{name}.parquet")
+        b = pl.read_parquet(tmp_path / "many" / f"{name}.parquet")
+        assert a.height and a.equals(b), name
