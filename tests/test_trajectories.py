@@ -318,3 +318,36 @@ def test_reading_the_store_run_group_by_run_group_gives_the_same_splits(store, t
         a = pl.read_parquet(tmp_path / "one" / f"{name}.parquet")
         b = pl.read_parquet(tmp_path / "many" / f"{name}.parquet")
         assert a.height and a.equals(b), name
+
+
+def test_export_parquet_writes_trajectories_slice_by_slice(store, tmp_path, monkeypatch):
+    """The dataset's trajectories table read one session per slice: the same files' rows and
+    content hashes as one slice per partition, and an export again leaves every file untouched."""
+    import pyarrow.parquet as pq
+
+    from sessiongraph.dataset import messages
+    from sessiongraph.dataset import tables as dataset
+    from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+
+    calls: list[int] = []
+    real = messages.build
+
+    def counting(*args, **kwargs):
+        calls.append(len(kwargs.get("only") or []))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "build", counting)
+    monkeypatch.setattr(dataset.trajectory_partitions, "__defaults__", (10**12,))  # one slice a partition
+    one = export_parquet(tmp_path / "one", db=str(store), privacy="full")
+    partitions = len(calls)
+    monkeypatch.setattr(dataset.trajectory_partitions, "__defaults__", (1,))
+    calls.clear()
+    many = export_parquet(tmp_path / "many", db=str(store), privacy="full")
+    assert len(calls) == many.rows["trajectories"] > partitions  # a read per session
+    assert many.rows == one.rows
+    for f in sorted((tmp_path / "one" / "trajectories").rglob("*.parquet")):
+        g = tmp_path / "many" / f.relative_to(tmp_path / "one")
+        assert pl.read_parquet(f).equals(pl.read_parquet(g))
+        assert pq.read_metadata(f).metadata[KEY_HASH] == pq.read_metadata(g).metadata[KEY_HASH]
+    again = export_parquet(tmp_path / "many", db=str(store), privacy="full")
+    assert again.partitions_written == 0

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from sessiongraph.ingest.frames import END_STATUSES
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
 from sessiongraph.store.batches import restricted
 
 # A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
@@ -115,6 +115,27 @@ def build(
         .with_columns(pl.col("n_test_runs").fill_null(0), *_harness_end_state())
         .drop("end_status")
     )
+
+
+# Step text read at once by :func:`build_grouped` (its messages are a few times this size).
+BATCH_BYTES = 8_000_000
+
+
+def build_grouped(
+    store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame, batch_bytes: int = BATCH_BYTES
+) -> pl.DataFrame:
+    """``build`` of every session, read in groups of whole runs of about ``batch_bytes`` of step
+    text: only the finished rows of all groups are held, not every step's text as well."""
+    conversed = store.query(CONVERSED)
+    keyed = conversed.join(sessions.select("session_id", "run_id"), on="session_id", how="left")
+    keyed = keyed.with_columns(_run=pl.coalesce("run_id", "session_id"))
+    members = dict(keyed.group_by("_run").agg(pl.col("session_id")).sort("_run").iter_rows())
+    context = labels(store, attempts)
+    parts = [
+        build(store, sessions, attempts, only=[sid for key in group for sid in members[key]], context=context)
+        for group in batches.groups(members, batches.text_bytes(store), batch_bytes)
+    ]
+    return pl.concat(parts) if parts else build(store, sessions, attempts, only=[], context=context)
 
 
 def labels(store: Store, attempts: pl.DataFrame) -> tuple[pl.DataFrame, ...]:

@@ -112,8 +112,6 @@ def assign(key: str, split: dict[str, float], seed: int) -> str:
 # what an export holds at once): peak memory is the largest of a run and this, plus the sessions'
 # labels, not the store.
 BATCH_BYTES = 8_000_000
-# DuckDB's cache of the blocks it read would otherwise grow with the store (to 80% of RAM).
-DUCKDB_MEMORY = "256MB"
 
 
 def export_trajectories(
@@ -151,7 +149,7 @@ def export_trajectories(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        store.con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+        batches.cap_memory(store)
         sessions, attempts, _ = dataset.session_tables(store)
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
         keys, members = _run_order(store, sessions, by)

@@ -28,6 +28,15 @@ GROUP BY ALL
 """
 
 
+# DuckDB's cache of the blocks an export read would otherwise grow with the store (to 80% of RAM).
+EXPORT_MEMORY = "256MB"
+
+
+def cap_memory(store: Store) -> None:
+    """Cap DuckDB's memory for an export's read-only connection (it spills or streams beyond)."""
+    store.con.execute(f"SET memory_limit = '{EXPORT_MEMORY}'")
+
+
 def text_bytes(store: Store) -> dict[str, int]:
     """Run key -> bytes of step text its sessions hold (keys with no text are absent)."""
     df = store.query(_TEXT_BYTES)
@@ -35,6 +44,12 @@ def text_bytes(store: Store) -> dict[str, int]:
         return {}
     sums = df.group_by("run_key").agg(pl.col("bytes").sum())
     return dict(sums.iter_rows())
+
+
+def session_text_bytes(store: Store) -> dict[str, int]:
+    """Session id -> bytes of step text it holds."""
+    df = store.query(_TEXT_BYTES)
+    return dict(df.group_by("session_id").agg(pl.col("bytes").sum()).iter_rows()) if df.height else {}
 
 
 def groups(keys: Iterable[str], weights: Mapping[str, int], budget: int) -> Iterator[list[str]]:
