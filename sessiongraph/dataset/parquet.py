@@ -32,7 +32,7 @@ from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.frames import PROFILES
-from sessiongraph.store import Store, batches
+from sessiongraph.store import Store
 from sessiongraph.version import __version__
 
 KEY_VERSION = b"sessiongraph.schema_version"
@@ -83,7 +83,6 @@ def export_parquet(
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     with Store(db, read_only=True) as store:
-        batches.cap_memory(store)
         tables = dataset.build(store, privacy=privacy, streamed=True)
         streamed = {"trajectories": dataset.trajectory_partitions(store)} if privacy == "full" else {}
         summary = write(tables, out, privacy=privacy, streamed=streamed)

@@ -149,7 +149,6 @@ def export_trajectories(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        batches.cap_memory(store)
         sessions, attempts, _ = dataset.session_tables(store)
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
         keys, members = _run_order(store, sessions, by)

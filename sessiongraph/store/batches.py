@@ -28,15 +28,6 @@ GROUP BY ALL
 """
 
 
-# DuckDB's cache of the blocks an export read would otherwise grow with the store (to 80% of RAM).
-EXPORT_MEMORY = "256MB"
-
-
-def cap_memory(store: Store) -> None:
-    """Cap DuckDB's memory for an export's read-only connection (it spills or streams beyond)."""
-    store.con.execute(f"SET memory_limit = '{EXPORT_MEMORY}'")
-
-
 def text_bytes(store: Store) -> dict[str, int]:
     """Run key -> bytes of step text its sessions hold (keys with no text are absent)."""
     df = store.query(_TEXT_BYTES)
