@@ -10,14 +10,22 @@ trajectory exports use: the bytes of step text each run key holds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import duckdb
 import polars as pl
 
 from sessiongraph.store.connection import registered
 
-if TYPE_CHECKING:  # the Store reads its runs in groups too (Store.per_run): no import cycle
-    from sessiongraph.store.database import Store
+
+class Store(Protocol):
+    """What these helpers use of a ``Store`` (``Store.per_run`` uses ``groups``: no import of it here)."""
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection: ...
+
+    def query(self, sql: str, params: list | None = None) -> pl.DataFrame: ...
+
 
 # Per run key (its run id, or the session id of a session no run holds): the bytes of its steps'
 # text, and the sessions under it. DuckDB streams the aggregate; no text leaves the store.
