@@ -253,3 +253,32 @@ def test_the_attempt_a_time_falls_in():
     assert attempt_until(gap, None) == attempt_from(gap, None) == "n#1"
     open_ended = _tries((0, None), (10, 20))
     assert [attempt_until(open_ended, _at(s)) for s in (10, 15)] == ["n#1", "n#2"]
+
+
+def test_ocp_export_reads_the_store_in_groups_of_runs(tmp_path):
+    """A group of one session per read gives the same documents as one read of every run."""
+    from sessiongraph.ocp import bundle
+    from sessiongraph.pipeline import ingest
+    from sessiongraph.store import Store
+    from tests.conftest import SAMPLES
+
+    db = tmp_path / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1)
+    with Store(db, read_only=True) as store:
+        chosen = store.chosen_runs()
+        whole = list(bundle.bundles(store, chosen))
+        queries = 0
+        real = store.query
+
+        def counting(*a, **k):
+            nonlocal queries
+            queries += 1
+            return real(*a, **k)
+
+        store.query = counting  # type: ignore[method-assign]
+        grouped = list(bundle.bundles(store, chosen, batch_sessions=1))
+    assert chosen.height > 5 and queries == 7 * chosen.height  # seven queries per run
+    assert [b.run for b in grouped] == [b.run for b in whole]
+    for a, b in zip(whole, grouped, strict=True):
+        for name in ("members", "attempts", "usage", "edges", "versions", "writes", "outcomes"):
+            assert getattr(a, name).equals(getattr(b, name)), name

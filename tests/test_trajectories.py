@@ -291,3 +291,63 @@ def test_a_session_the_harness_says_ended_in_error_says_so(tmp_path):
     export_trajectories(tmp_path / "runs", db=str(db), split="train=1", by="run")
     run = pl.read_parquet(tmp_path / "runs" / "train.parquet").row(0, named=True)
     assert (run["end_state"], run["end_state_tier"]) == ("error", "reported")
+
+
+@pytest.mark.parametrize("by", ["session", "run"])
+def test_reading_the_store_run_group_by_run_group_gives_the_same_splits(store, tmp_path, monkeypatch, by):
+    """A budget of one byte makes every run its own group: the same rows, order and summary as one
+    group of everything, and the store's steps are read once per run."""
+    from sessiongraph.dataset import messages
+
+    calls: list[int] = []
+    real = messages.build
+
+    def counting(*args, **kwargs):
+        calls.append(len(kwargs.get("only") or []))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "build", counting)
+    one = export_trajectories(tmp_path / "one", db=str(store), split=SPLIT, seed=7, by=by, batch_bytes=10**12)
+    assert len(calls) == 1
+    calls.clear()
+    many = export_trajectories(tmp_path / "many", db=str(store), split=SPLIT, seed=7, by=by, batch_bytes=1)
+    n_runs = sum(many.runs.values()) if by == "run" else None
+    assert len(calls) > 5 and (n_runs is None or len(calls) >= n_runs)
+    assert many.to_dict() | {"out": ""} == one.to_dict() | {"out": ""}
+    for name in many.split:
+        a = pl.read_parquet(tmp_path / "one" / f"{name}.parquet")
+        b = pl.read_parquet(tmp_path / "many" / f"{name}.parquet")
+        assert a.height and a.equals(b), name
+
+
+def test_export_parquet_writes_trajectories_slice_by_slice(store, tmp_path, monkeypatch):
+    """The dataset's trajectories table read one session per slice: the same files' rows and
+    content hashes as one slice per partition, and an export again leaves every file untouched."""
+    import pyarrow.parquet as pq
+
+    from sessiongraph.dataset import messages
+    from sessiongraph.dataset import tables as dataset
+    from sessiongraph.dataset.parquet import KEY_HASH, export_parquet
+
+    calls: list[int] = []
+    real = messages.build
+
+    def counting(*args, **kwargs):
+        calls.append(len(kwargs.get("only") or []))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "build", counting)
+    monkeypatch.setattr(dataset.trajectory_partitions, "__defaults__", (10**12,))  # one slice a partition
+    one = export_parquet(tmp_path / "one", db=str(store), privacy="full")
+    partitions = len(calls)
+    monkeypatch.setattr(dataset.trajectory_partitions, "__defaults__", (1,))
+    calls.clear()
+    many = export_parquet(tmp_path / "many", db=str(store), privacy="full")
+    assert len(calls) == many.rows["trajectories"] > partitions  # a read per session
+    assert many.rows == one.rows
+    for f in sorted((tmp_path / "one" / "trajectories").rglob("*.parquet")):
+        g = tmp_path / "many" / f.relative_to(tmp_path / "one")
+        assert pl.read_parquet(f).equals(pl.read_parquet(g))
+        assert pq.read_metadata(f).metadata[KEY_HASH] == pq.read_metadata(g).metadata[KEY_HASH]
+    again = export_parquet(tmp_path / "many", db=str(store), privacy="full")
+    assert again.partitions_written == 0

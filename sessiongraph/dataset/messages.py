@@ -11,7 +11,8 @@ from typing import Any
 import polars as pl
 
 from sessiongraph.ingest.frames import END_STATUSES
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
+from sessiongraph.store.batches import restricted
 
 # A conversation message as Hugging Face datasets and TRL read it (tool calls OpenAI-style).
 TOOL_CALL = pl.Struct(
@@ -35,12 +36,15 @@ SELECT s.session_id FROM sessions s JOIN ingested_files f USING (source_path)
 GROUP BY s.session_id HAVING bool_and(f.privacy = 'full')
 """
 
+# The sessions ``build`` gives a row: those with text and at least one step (no text read).
+CONVERSED = f"SELECT DISTINCT session_id FROM steps WHERE session_id IN ({_WITH_TEXT})"
+
 _STEPS = """
 SELECT s.session_id, s.role, s.kind, s.call_id, s.tool, s.is_error, s.content_sha256, t.text, t.cut_chars
 FROM steps s
 LEFT JOIN texts t USING (source_path, session_id, seq)
 LEFT JOIN (SELECT source_path, min(started_at) AS started_at FROM sessions GROUP BY source_path) f USING (source_path)
-WHERE s.session_id IN ({with_text})
+WHERE s.session_id IN ({with_text}){only}
 ORDER BY s.session_id, f.started_at NULLS LAST, s.source_path, s.seq
 """
 
@@ -82,11 +86,60 @@ GROUP BY 1
 """
 
 
-def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
+def build(
+    store: Store,
+    sessions: pl.DataFrame,
+    attempts: pl.DataFrame,
+    *,
+    only: list[str] | None = None,
+    context: tuple[pl.DataFrame, ...] | None = None,
+) -> pl.DataFrame:
     """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
-    the ``_harness`` partition key."""
-    steps = store.query(_STEPS.format(with_text=_WITH_TEXT))
+    the ``_harness`` partition key. ``only``: just these sessions (one group of an export that
+    reads the store run group by run group); ``context``: :func:`labels`, read once for all groups."""
+    if only is None:
+        steps = store.query(_STEPS.format(with_text=_WITH_TEXT, only=""))
+    else:
+        with restricted(store, "_only_sessions", "session_id", only):
+            steps = store.query(
+                _STEPS.format(with_text=_WITH_TEXT, only=" AND s.session_id IN (SELECT session_id FROM _only_sessions)")
+            )
     convo = _conversations(steps)
+    del steps  # the step text is in the messages now: hold it once
+    status, spawns, tests = context if context is not None else labels(store, attempts)
+    return (
+        convo.join(sessions, on="session_id", how="left")
+        .join(status, on="session_id", how="left")
+        .join(spawns, on="session_id", how="left")
+        .join(tests, on="session_id", how="left")
+        .with_columns(pl.col("n_test_runs").fill_null(0), *_harness_end_state())
+        .drop("end_status")
+    )
+
+
+# Step text read at once by :func:`build_grouped` (its messages are a few times this size).
+BATCH_BYTES = 8_000_000
+
+
+def build_grouped(
+    store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame, batch_bytes: int = BATCH_BYTES
+) -> pl.DataFrame:
+    """``build`` of every session, read in groups of whole runs of about ``batch_bytes`` of step
+    text: only the finished rows of all groups are held, not every step's text as well."""
+    conversed = store.query(CONVERSED)
+    keyed = conversed.join(sessions.select("session_id", "run_id"), on="session_id", how="left")
+    keyed = keyed.with_columns(_run=pl.coalesce("run_id", "session_id"))
+    members = dict(keyed.group_by("_run").agg(pl.col("session_id")).sort("_run").iter_rows())
+    context = labels(store, attempts)
+    parts = [
+        build(store, sessions, attempts, only=[sid for key in group for sid in members[key]], context=context)
+        for group in batches.groups(members, batches.text_bytes(store), batch_bytes)
+    ]
+    return pl.concat(parts) if parts else build(store, sessions, attempts, only=[], context=context)
+
+
+def labels(store: Store, attempts: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
+    """Per session, no text: its last attempt's status, the call that started it, its test runs."""
     status = (
         attempts.sort("session_id", "n")
         .group_by("session_id", maintain_order=True)
@@ -96,14 +149,7 @@ def build(store: Store, sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.Da
     tests = store.query(_TESTS, [TEST_COMMAND]).with_columns(
         tests_tier=pl.lit("heuristic"), _last_test_at=pl.col("_last_test_at").cast(pl.Datetime("us", "UTC"))
     )
-    return (
-        convo.join(sessions, on="session_id", how="left")
-        .join(status, on="session_id", how="left")
-        .join(spawns, on="session_id", how="left")
-        .join(tests, on="session_id", how="left")
-        .with_columns(pl.col("n_test_runs").fill_null(0), *_harness_end_state())
-        .drop("end_status")
-    )
+    return status, spawns, tests
 
 
 def _harness_end_state() -> tuple[pl.Expr, pl.Expr]:

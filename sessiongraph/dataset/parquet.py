@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import cast
 
@@ -43,6 +44,7 @@ KEY_PRODUCER = b"sessiongraph.producer"
 # harness is rarely that big; the cap keeps any one file readable by a single worker).
 ROWS_PER_FILE = 1_000_000
 HASH_ROWS = 100_000  # rows serialised at a time for the content hash
+HASH_BYTES = 8_000_000  # ... or fewer, about this many bytes of rows at a time
 
 
 @dataclass
@@ -81,8 +83,9 @@ def export_parquet(
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
     with Store(db, read_only=True) as store:
-        tables = dataset.build(store, privacy=privacy)
-    summary = write(tables, out, privacy=privacy)
+        tables = dataset.build(store, privacy=privacy, streamed=True)
+        streamed = {"trajectories": dataset.trajectory_partitions(store)} if privacy == "full" else {}
+        summary = write(tables, out, privacy=privacy, streamed=streamed)
     unpriced = tables["usage"].filter(pl.col("usd").is_null()).group_by("model").len().sort("model")
     summary.unpriced_models = {m or "(none)": n for m, n in unpriced.iter_rows()}
     return summary
@@ -92,17 +95,47 @@ def content_hash(table: str, privacy: str, rows: pl.DataFrame) -> str:
     """sha256 of a partition's schema and rows (in their fixed order), as NDJSON."""
     h = hashlib.sha256()
     h.update(f"{SCHEMA_VERSION}\x1f{table}\x1f{privacy}\x1f{arrow_schema(table, privacy)}\n".encode())
-    for chunk in rows.iter_slices(HASH_ROWS):  # bounded memory on a large partition
+    # bounded memory on a large partition: slices of HASH_ROWS rows, fewer when rows are wide
+    # (trajectories); the NDJSON, hence the hash, is the same however the rows are sliced
+    for chunk in rows.iter_slices(_slice_rows(rows)):
         h.update(chunk.write_ndjson().encode("utf-8"))
     return h.hexdigest()
 
 
-def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: str) -> ParquetSummary:
-    """Write ``tables`` (from ``dataset.build``) under ``out``, rewriting only changed partitions."""
+def _slice_rows(rows: pl.DataFrame) -> int:
+    """Rows of ``rows`` in a slice of about HASH_BYTES (at most HASH_ROWS): wide rows, fewer."""
+    if not rows.height:
+        return HASH_ROWS
+    per_row = max(1, int(rows.estimated_size()) // rows.height)
+    return max(1, min(HASH_ROWS, HASH_BYTES // per_row))
+
+
+def _meta(name: str, privacy: str, digest: str) -> dict[bytes, bytes]:
+    return {
+        KEY_VERSION: SCHEMA_VERSION.encode(),
+        KEY_HASH: digest.encode(),
+        KEY_TABLE: name.encode(),
+        KEY_PRIVACY: privacy.encode(),
+        KEY_PRODUCER: f"sessiongraph {__version__}".encode(),
+    }
+
+
+def write(
+    tables: dict[str, pl.DataFrame],
+    out: str | os.PathLike,
+    *,
+    privacy: str,
+    streamed: dict[str, Iterator[tuple[str, str, Iterator[pl.DataFrame]]]] | None = None,
+) -> ParquetSummary:
+    """Write ``tables`` (from ``dataset.build``) under ``out``, rewriting only changed partitions.
+    A ``streamed`` table comes partition by partition in slices (``dataset.trajectory_partitions``)."""
     fs, base = filesystem(out)
     summary = ParquetSummary(out=os.fspath(out), privacy=privacy)
     fs.create_dir(base, recursive=True)
     for name in TABLES:  # a table not built (trajectories under metadata_only) loses its old files
+        if streamed and name in streamed:
+            _write_streamed(fs, base, name, privacy, streamed[name], summary)
+            continue
         df = tables.get(name, pl.DataFrame())
         target = arrow_schema(name, privacy)
         existing = _files(fs, f"{base}/{name}")
@@ -120,18 +153,17 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
                 summary.partitions_unchanged += 1
                 continue
             fs.create_dir(folder, recursive=True)
-            meta = {
-                KEY_VERSION: SCHEMA_VERSION.encode(),
-                KEY_HASH: digest.encode(),
-                KEY_TABLE: name.encode(),
-                KEY_PRIVACY: privacy.encode(),
-                KEY_PRODUCER: f"sessiongraph {__version__}".encode(),
-            }
+            meta = _meta(name, privacy, digest)
             for i, path in enumerate(paths):
                 chunk = rows.slice(i * ROWS_PER_FILE, ROWS_PER_FILE)
-                arrow = chunk.to_arrow().cast(target).replace_schema_metadata(meta)
                 tmp = path + ".tmp"
-                pq.write_table(arrow, tmp, filesystem=fs, compression="zstd")
+                with (
+                    fs.open_output_stream(tmp) as sink,
+                    pq.ParquetWriter(sink, target.with_metadata(meta), compression="zstd") as writer,
+                ):
+                    # a row group of about HASH_BYTES at a time: one Arrow copy of a slice, not the file
+                    for piece in chunk.iter_slices(_slice_rows(chunk)):
+                        writer.write_table(piece.to_arrow().cast(target))
                 fs.move(tmp, path)  # a reader never sees half a file
             summary.partitions_written += 1
         summary.rows[name] = df.height
@@ -140,6 +172,53 @@ def write(tables: dict[str, pl.DataFrame], out: str | os.PathLike, *, privacy: s
             summary.files_removed += 1
         _prune_empty(fs, f"{base}/{name}")
     return summary
+
+
+def _write_streamed(
+    fs: pafs.FileSystem,
+    base: str,
+    name: str,
+    privacy: str,
+    partitions: Iterator[tuple[str, str, Iterator[pl.DataFrame]]],
+    summary: ParquetSummary,
+) -> None:
+    """One file per partition, written slice by slice while its content hash is taken (the same
+    hash as ``content_hash`` of the whole partition); the hash goes into the footer, and when it
+    equals the stored file's, the new file is dropped and the stored one left untouched."""
+    target = arrow_schema(name, privacy)
+    existing = _files(fs, f"{base}/{name}")
+    keep: set[str] = set()
+    rows_total = 0
+    for harness, month, slices in partitions:
+        folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+        path = f"{folder}/part-0.parquet"
+        keep.add(path)
+        fs.create_dir(folder, recursive=True)
+        tmp = path + ".tmp"
+        h = hashlib.sha256()
+        h.update(f"{SCHEMA_VERSION}\x1f{name}\x1f{privacy}\x1f{target}\n".encode())
+        with fs.open_output_stream(tmp) as sink, pq.ParquetWriter(sink, target, compression="zstd") as writer:
+            for part in slices:
+                rows = part.drop("_harness", "_month")
+                rows_total += rows.height
+                for piece in rows.iter_slices(_slice_rows(rows)):
+                    h.update(piece.write_ndjson().encode("utf-8"))
+                    writer.write_table(piece.to_arrow().cast(target))
+                del rows, part
+            digest = h.hexdigest()
+            writer.add_key_value_metadata(_meta(name, privacy, digest))
+        in_folder = {p for p in existing if posixpath.dirname(p) == folder}
+        if in_folder == {path} and _stored_hash(fs, path) == digest:
+            fs.delete_file(tmp)
+            summary.partitions_unchanged += 1
+            continue
+        fs.move(tmp, path)  # a reader never sees half a file
+        summary.partitions_written += 1
+    summary.rows[name] = rows_total
+    for stale in sorted(set(existing) - keep):
+        fs.delete_file(stale)
+        summary.files_removed += 1
+    _prune_empty(fs, f"{base}/{name}")
 
 
 # A folder name longer than this (file systems allow 255 bytes) holds a shortened partition value.

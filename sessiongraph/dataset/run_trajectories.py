@@ -103,14 +103,21 @@ GROUP BY m.session_id
 """
 
 
-def build(store: Store, sessions: pl.DataFrame) -> pl.DataFrame:
-    """One row per run with a conversation, from the per-session rows of ``messages.build``."""
+def context(store: Store) -> tuple[dict, dict, dict]:
+    """What a run's row needs besides its conversations (runs, each session's parent and the call
+    that started it, each run's written paths): no text, read once for every group of runs."""
     runs = {r["run_id"]: r for r in store.query(_RUNS).iter_rows(named=True)}
     parents = {sid: (parent, call) for sid, parent, call in store.query(_PARENTS).iter_rows()}
-    writes = store.query(RUN_WRITES)
     paths: dict[str, list[str]] = {}
-    for rid, path in writes.iter_rows():
+    for rid, path in store.query(RUN_WRITES).iter_rows():
         paths.setdefault(rid, []).append(path)
+    return runs, parents, paths
+
+
+def build(store: Store, sessions: pl.DataFrame, ctx: tuple[dict, dict, dict] | None = None) -> pl.DataFrame:
+    """One row per run with a conversation, from the per-session rows of ``messages.build`` (of
+    whole runs: a group of them, or all)."""
+    runs, parents, paths = ctx if ctx is not None else context(store)
     key = pl.coalesce("run_id", "session_id").alias("_run")
     ordered = sessions.with_columns(key).sort("_run", "depth", "started_at", "session_id", nulls_last=True)
     rows = [

@@ -13,6 +13,7 @@ row names its attempt as a usage row does (``source_path`` and ``attempt``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import polars as pl
@@ -30,7 +31,7 @@ from sessiongraph.ingest.frames import (  # the frames contract's dtypes, token 
     USAGE_TOKENS,
 )
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
 SCHEMA_VERSION = "7"
@@ -463,9 +464,9 @@ def session_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFra
     return sessions, attempts, usage
 
 
-def build(store: Store, *, privacy: str = "metadata_only") -> dict[str, pl.DataFrame]:
+def build(store: Store, *, privacy: str = "metadata_only", streamed: bool = False) -> dict[str, pl.DataFrame]:
     """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
-    (``trajectories`` only under ``full``)."""
+    (``trajectories`` only under ``full``, and not with ``streamed``: see trajectory_partitions)."""
     sessions, attempts, usage = session_tables(store)
     edges = store.query(
         _EDGES.format(
@@ -496,10 +497,40 @@ def build(store: Store, *, privacy: str = "metadata_only") -> dict[str, pl.DataF
         "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
         "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
     }
-    if privacy == "full":
-        traj = messages.build(store, sessions, attempts)
+    if privacy == "full" and not streamed:
+        traj = messages.build_grouped(store, sessions, attempts)
         tables["trajectories"] = _part(traj, "started_at", "session_id")
     return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
+
+
+# Step text read at once for the Parquet ``trajectories`` table (its rows are a few times this).
+TRAJECTORY_BATCH_BYTES = 8_000_000
+
+
+def trajectory_partitions(
+    store: Store, batch_bytes: int = TRAJECTORY_BATCH_BYTES
+) -> Iterator[tuple[str, str, Iterator[pl.DataFrame]]]:
+    """The ``trajectories`` table (``full``) partition by partition, each partition's rows in slices
+    of sessions of about ``batch_bytes`` of step text, in the table's order (by session id): the
+    partitions and the order are decided from the sessions first, no text read, so the writer
+    holds one slice at a time, not the table."""
+    sessions, attempts, _ = session_tables(store)
+    keyed = store.query(messages.CONVERSED).join(
+        sessions.select("session_id", "_harness", "started_at"), on="session_id", how="left"
+    )
+    keyed = _part(keyed, "started_at", "session_id")
+    weights = batches.session_text_bytes(store)
+    context = messages.labels(store, attempts)
+    sch = schema("trajectories", "full")
+
+    def slices(ids: list[str]) -> Iterator[pl.DataFrame]:
+        for group in batches.groups(ids, weights, batch_bytes):
+            rows = messages.build(store, sessions, attempts, only=group, context=context)
+            yield _conform(_part(rows, "started_at", "session_id"), sch)
+
+    parts = keyed.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if keyed.height else {}
+    for (harness, month), part in sorted(parts.items()):
+        yield str(harness), str(month), slices(part["session_id"].to_list())
 
 
 def _conform(df: pl.DataFrame, sch: pl.Schema) -> pl.DataFrame:

@@ -48,7 +48,7 @@ from sessiongraph.dataset import messages, run_trajectories
 from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TRAJECTORIES, arrow_type
 from sessiongraph.errors import SessiongraphError
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
 from sessiongraph.version import __version__
 
 DEFAULT_SPLIT = "train=0.9,validation=0.05,test=0.05"
@@ -108,6 +108,12 @@ def assign(key: str, split: dict[str, float], seed: int) -> str:
     return names[-1]
 
 
+# Step text read from the store per group of whole runs (its messages, a few times this size, are
+# what an export holds at once): peak memory is the largest of a run and this, plus the sessions'
+# labels, not the store.
+BATCH_BYTES = 8_000_000
+
+
 def export_trajectories(
     out: str | os.PathLike,
     *,
@@ -120,13 +126,20 @@ def export_trajectories(
     harnesses: tuple[str, ...] = (),
     min_steps: int = 0,
     by: str = "session",
+    batch_bytes: int = BATCH_BYTES,
 ) -> TrajectorySummary:
-    """Write the store's trajectories under ``out`` as splits (see the module doc)."""
+    """Write the store's trajectories under ``out`` as splits (see the module doc).
+
+    The store is read in groups of whole runs of about ``batch_bytes`` of step text, in the order
+    the splits are written (each split file is appended to group by group): the same rows and
+    order as one read of everything, in the memory of one group."""
     if fmt not in FORMATS:
         raise SessiongraphError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if by not in BY:
         raise SessiongraphError(f"unknown --by {by!r}; use one of {', '.join(BY)}")
     fractions = parse_split(split)
+    summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed, by=by)
+    keep = _kept(since, until, harnesses, min_steps)
     with Store(db, read_only=True) as store:
         n_steps, n_texts = store.con.execute(
             "SELECT (SELECT count(*) FROM steps), (SELECT count(*) FROM texts)"
@@ -137,94 +150,150 @@ def export_trajectories(
                 path=str(store.path),
             )
         sessions, attempts, _ = dataset.session_tables(store)
-        rows = messages.build(store, sessions, attempts)
-        with_text = rows.height
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
-        runs = None
+        keys, members = _run_order(store, sessions, by)
+        labels = messages.labels(store, attempts)
+        ctx = run_trajectories.context(store) if by == "run" else None
+        weights = batches.text_bytes(store)
+        os.makedirs(out, exist_ok=True)
         if by == "run":
-            rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS))
-            runs = run_trajectories.build(store, rows)
-    summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed, by=by)
+            schema = run_trajectories.RUN_TRAJECTORIES
+        else:
+            columns = [*TRAJECTORIES]
+            columns.insert(columns.index("model"), "harness")
+            schema = pl.Schema({c: TRAJECTORIES.get(c, pl.String) for c in columns})
+        writers = {name: _Writer(os.path.join(out, f"{name}.{fmt}"), fmt, schema, by) for name in fractions}
+        try:
+            seen: set[str] = set()  # trajectory hashes written: a duplicate in a later group is dropped too
+            run_ids: dict[str, set] = {name: set() for name in fractions}
+            with_text = 0
+            for group in batches.groups(keys, weights, batch_bytes):
+                only = [sid for key in group for sid in members[key]]
+                rows = messages.build(store, sessions, attempts, only=only, context=labels)
+                with_text += rows.height
+                rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS))
+                if by == "run":
+                    _runs_group(store, rows, ctx, keep, writers, summary)
+                else:
+                    _sessions_group(rows, keep, writers, summary, seen, run_ids)
+                del rows
+            for w in writers.values():
+                w.close()
+        except BaseException:
+            for w in writers.values():
+                w.abort()
+            raise
     summary.without_text = int(all_sessions) - with_text
-    if runs is not None:
-        _export_runs(runs, out, summary, fmt, since=since, until=until, harnesses=harnesses, min_steps=min_steps)
-        return summary
-    rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS), harness=pl.col("_harness"))
-    keep = _kept(since, until, harnesses, min_steps)
-    kept = rows.filter(keep)
-    summary.filtered = rows.height - kept.height
-    kept = kept.sort("run_id", "started_at", "session_id", nulls_last=True)
-    unique = kept.unique("trajectory_sha256", keep="first", maintain_order=True)
-    summary.duplicates = kept.height - unique.height
-    key = pl.coalesce("run_id", "session_id")
-    unique = unique.with_columns(_split=key.map_elements(lambda k: assign(k, fractions, seed), return_dtype=pl.String))
-    columns = [*TRAJECTORIES]
-    columns.insert(columns.index("model"), "harness")
-    os.makedirs(out, exist_ok=True)
-    for name in fractions:
-        part = unique.filter(pl.col("_split") == name).sort("run_id", "started_at", "session_id", nulls_last=True)
-        part = part.select(*[pl.col(c).cast(TRAJECTORIES.get(c, pl.String)) for c in columns])
-        path = os.path.join(out, f"{name}.{fmt}")
-        _write(part, path, fmt)
-        summary.rows[name] = part.height
-        summary.runs[name] = part["run_id"].n_unique()
-        summary.files.append(os.path.basename(path))
+    for name, w in writers.items():
+        summary.rows[name] = w.rows
+        summary.runs[name] = w.rows if by == "run" else len(run_ids[name])
+        summary.files.append(os.path.basename(w.path))
     _manifest(out, summary)
     return summary
 
 
-def _export_runs(
-    runs: pl.DataFrame,
-    out: str | os.PathLike,
-    summary: TrajectorySummary,
-    fmt: str,
-    *,
-    since: datetime | None,
-    until: datetime | None,
-    harnesses: tuple[str, ...],
-    min_steps: int,
+def _run_order(store: Store, sessions: pl.DataFrame, by: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The run keys (run id, or session id of a session in no run) in the order the splits are
+    written, and each key's sessions with a conversation: decided before any text is read."""
+    conversed = store.query(messages.CONVERSED)
+    if not conversed.height:
+        return [], {}
+    keyed = conversed.join(sessions.select("session_id", "run_id", "started_at"), on="session_id", how="left")
+    keyed = keyed.with_columns(pl.col("started_at").cast(dataset.TS), _run=pl.coalesce("run_id", "session_id"))
+    if by == "run":  # a run's row: its first conversation's start (run_trajectories), then its id
+        order = keyed.group_by("_run").agg(pl.col("started_at").min()).sort("started_at", "_run", nulls_last=True)
+    else:  # the session rows' own order, each run's sessions together
+        order = keyed.sort("run_id", "started_at", "session_id", nulls_last=True).unique("_run", maintain_order=True)
+    members = dict(keyed.group_by("_run").agg(pl.col("session_id")).iter_rows())
+    return order["_run"].to_list(), members
+
+
+def _sessions_group(
+    rows: pl.DataFrame, keep: pl.Expr, writers: dict, summary: TrajectorySummary, seen: set[str], run_ids: dict
+) -> None:
+    rows = rows.with_columns(harness=pl.col("_harness"))
+    kept = rows.filter(keep)
+    summary.filtered += rows.height - kept.height
+    kept = kept.sort("run_id", "started_at", "session_id", nulls_last=True)
+    unique = kept.unique("trajectory_sha256", keep="first", maintain_order=True)
+    unique = unique.filter(~pl.col("trajectory_sha256").is_in(list(seen)))
+    summary.duplicates += kept.height - unique.height
+    seen.update(unique["trajectory_sha256"].to_list())
+    key = pl.coalesce("run_id", "session_id")
+    unique = unique.with_columns(
+        _split=key.map_elements(lambda k: assign(k, summary.split, summary.seed), return_dtype=pl.String)
+    )
+    for name, w in writers.items():
+        part = unique.filter(pl.col("_split") == name)
+        run_ids[name].update(part["run_id"].to_list())
+        w.write(part.select(*[pl.col(c).cast(t) for c, t in w.schema.items()]))
+
+
+def _runs_group(
+    store: Store, rows: pl.DataFrame, ctx, keep: pl.Expr, writers: dict, summary: TrajectorySummary
 ) -> None:
     """One row per run (run_trajectories); the filters keep or leave a run whole."""
-    keep = _kept(since, until, harnesses, min_steps)
+    runs = run_trajectories.build(store, rows, ctx)
     kept = runs.filter(keep)
-    summary.filtered = runs.height - kept.height
+    summary.filtered += runs.height - kept.height
     kept = kept.with_columns(
         _split=pl.col("run_id").map_elements(lambda k: assign(k, summary.split, summary.seed), return_dtype=pl.String)
     )
-    os.makedirs(out, exist_ok=True)
-    for name in summary.split:
+    for name, w in writers.items():
         part = kept.filter(pl.col("_split") == name).sort("started_at", "run_id", nulls_last=True)
-        part = part.select(*run_trajectories.RUN_TRAJECTORIES)
-        path = os.path.join(out, f"{name}.{fmt}")
-        _write(part, path, fmt, table="run_trajectories")
-        summary.rows[name] = summary.runs[name] = part.height
-        summary.files.append(os.path.basename(path))
-    _manifest(out, summary)
+        w.write(part.select(*run_trajectories.RUN_TRAJECTORIES))
 
 
-def _write(df: pl.DataFrame, path: str, fmt: str, table: str = "trajectories") -> None:
-    tmp = path + ".tmp"
-    if fmt == "jsonl":
-        with open(tmp, "wb") as fh:
-            for row in df.iter_rows(named=True):
-                fh.write(orjson.dumps(row, option=orjson.OPT_UTC_Z) + b"\n")
-    else:
+class _Writer:
+    """One split file, appended to group by group (a Parquet row group each), renamed into place
+    when complete: a reader never sees half a file."""
+
+    def __init__(self, path: str, fmt: str, schema: pl.Schema, by: str) -> None:
+        self.path, self.fmt, self.schema, self.rows = path, fmt, schema, 0
+        self.tmp = path + ".tmp"
+        if fmt == "jsonl":
+            self._fh = open(self.tmp, "wb")
+            return
         import pyarrow as pa
 
-        sch = pa.schema([pa.field(c, arrow_type(t)) for c, t in df.schema.items()])
-        table = (
-            df.to_arrow()
-            .cast(sch)
-            .replace_schema_metadata(
-                {
-                    b"sessiongraph.schema_version": SCHEMA_VERSION.encode(),
-                    b"sessiongraph.table": table.encode(),
-                    b"sessiongraph.producer": f"sessiongraph {__version__}".encode(),
-                }
-            )
+        table = "run_trajectories" if by == "run" else "trajectories"
+        self.arrow = pa.schema(
+            [pa.field(c, arrow_type(t)) for c, t in schema.items()],
+            metadata={
+                b"sessiongraph.schema_version": SCHEMA_VERSION.encode(),
+                b"sessiongraph.table": table.encode(),
+                b"sessiongraph.producer": f"sessiongraph {__version__}".encode(),
+            },
         )
-        pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)  # a reader never sees half a file
+        self._pq = pq.ParquetWriter(self.tmp, self.arrow, compression="zstd")
+
+    def write(self, df: pl.DataFrame) -> None:
+        if not df.height:
+            return
+        self.rows += df.height
+        if self.fmt == "jsonl":
+            for row in df.iter_rows(named=True):
+                self._fh.write(orjson.dumps(row, option=orjson.OPT_UTC_Z) + b"\n")
+        else:
+            self._pq.write_table(df.to_arrow().cast(self.arrow))
+
+    def close(self) -> None:
+        if self.fmt == "jsonl":
+            self._fh.close()
+        else:
+            self._pq.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        try:
+            if self.fmt == "jsonl":
+                self._fh.close()
+            else:
+                self._pq.close()
+        except Exception:  # noqa: BLE001 (already failing: the first error is the one raised)
+            pass
+        if os.path.exists(self.tmp):
+            os.remove(self.tmp)
 
 
 def _manifest(out: str | os.PathLike, summary: TrajectorySummary) -> None:

@@ -13,6 +13,7 @@ import polars as pl
 
 from sessiongraph.ingest.frames import USAGE_TOKENS
 from sessiongraph.store import Store
+from sessiongraph.store.database import PER_RUN_SESSIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,9 @@ ORDER BY ALL
 """
 
 
-def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
+def bundles(store: Store, chosen: pl.DataFrame, batch_sessions: int = PER_RUN_SESSIONS) -> Iterator[RunBundle]:
+    """Each chosen run's bundle, in ``chosen``'s order, read in groups of whole runs of about
+    ``batch_sessions`` sessions (``Store.per_run``): memory is one group's rows, not the store's."""
     queries = {
         "members": _MEMBERS,
         "attempts": _ATTEMPTS,
@@ -125,5 +128,5 @@ def bundles(store: Store, chosen: pl.DataFrame) -> Iterator[RunBundle]:
         "writes": _WRITES,
         "outcomes": _OUTCOMES,
     }
-    for run, parts in store.per_run(chosen, queries):
+    for run, parts in store.per_run(chosen, queries, batch_sessions=batch_sessions):
         yield RunBundle(run=run, **parts)

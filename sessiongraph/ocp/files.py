@@ -18,7 +18,9 @@ from sessiongraph.ingest.privacy import without_ext
 from sessiongraph.ocp.bundle import bundles
 from sessiongraph.ocp.limits import fit
 from sessiongraph.ocp.writer import EXT, document
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
+
+STATED_BATCH = 200  # imported runs whose stated documents are read at once
 
 
 @dataclass
@@ -84,15 +86,17 @@ def stated_documents(store: Store, chosen: pl.DataFrame):
     """Imported runs are re-emitted as their producer stated them (as 0.3), not rebuilt."""
     if chosen.height == 0:
         return
-    docs = store.query(
-        "SELECT run_id, document FROM documents WHERE list_contains($1, run_id) ORDER BY run_id, source_path",
-        [chosen["run_id"].to_list()],
-    )
     done: set[str] = set()
-    for run_id, text in docs.iter_rows():
-        if run_id not in done:
-            done.add(run_id)
-            yield run_id, orjson.loads(text)
+    ids = sorted(chosen["run_id"].to_list())
+    for group in batches.groups(ids, {}, STATED_BATCH):  # a group's documents in memory at once
+        docs = store.query(
+            "SELECT run_id, document FROM documents WHERE list_contains($1, run_id) ORDER BY run_id, source_path",
+            [group],
+        )
+        for run_id, text in docs.iter_rows():
+            if run_id not in done:
+                done.add(run_id)
+                yield run_id, orjson.loads(text)
 
 
 def restrict(doc: dict, privacy: str) -> dict:

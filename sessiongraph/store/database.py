@@ -20,6 +20,7 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import Inferred, conform
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
+from sessiongraph.store.batches import groups
 from sessiongraph.store.connection import first_line, io_failure, registered, transaction
 from sessiongraph.store.locks import LOCK_TIMEOUT_S, readers_waiting, signal_waiting, take_writer_lock
 from sessiongraph.store.schema import FILE_TABLES, INFERENCE_TABLES, SCHEMA_VERSION, sql, view_sql
@@ -27,6 +28,7 @@ from sessiongraph.version import __version__
 from sessiongraph.work import WrittenFile
 
 DB_ENV = "SESSIONGRAPH_DB"
+PER_RUN_SESSIONS = 2_000  # sessions of the runs Store.per_run reads at once (whole runs)
 
 
 def default_db_path() -> Path:
@@ -695,22 +697,28 @@ arg_max_null(waiting_on, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) FILTER (WHERE
         return table
 
     def per_run(
-        self, chosen: pl.DataFrame, queries: Mapping[str, str]
+        self, chosen: pl.DataFrame, queries: Mapping[str, str], *, batch_sessions: int = PER_RUN_SESSIONS
     ) -> Iterator[tuple[dict, dict[str, pl.DataFrame]]]:
         """Each ``chosen`` run's row with, per named query, that query's rows of the run: each query
         (which reads the chosen run ids as the table ``chosen`` and gives a ``run_id`` column) runs
-        once for all runs, so an export of ten thousand runs costs a handful of queries."""
-        with registered(self.con, {"chosen": chosen.select("run_id").to_arrow()}):
-            results = {name: self.query(sql) for name, sql in queries.items()}
-        parts = {
-            name: (
-                {k[0]: g for k, g in df.partition_by("run_id", as_dict=True).items()} if df.height else {},
-                df.head(0),
-            )
-            for name, df in results.items()
-        }
-        for run in chosen.iter_rows(named=True):
-            yield run, {name: groups.get(run["run_id"], empty) for name, (groups, empty) in parts.items()}
+        once per group of whole runs of about ``batch_sessions`` sessions (``batches.groups``), so an
+        export of ten thousand runs costs a handful of queries per group and holds one group's rows."""
+        weights = dict(chosen.select("run_id", "n_sessions").iter_rows()) if "n_sessions" in chosen.columns else {}
+        by_id = {run["run_id"]: run for run in chosen.iter_rows(named=True)}
+        for group in groups(by_id, weights, batch_sessions):
+            ids = pl.DataFrame({"run_id": group}, schema={"run_id": pl.String})
+            with registered(self.con, {"chosen": ids.to_arrow()}):
+                results = {name: self.query(sql) for name, sql in queries.items()}
+            parts = {
+                name: (
+                    {k[0]: g for k, g in df.partition_by("run_id", as_dict=True).items()} if df.height else {},
+                    df.head(0),
+                )
+                for name, df in results.items()
+            }
+            del results
+            for rid in group:
+                yield by_id[rid], {name: runs.get(rid, empty) for name, (runs, empty) in parts.items()}
 
     def resolve_run(self, ref: str) -> str:
         """The run id of ``ref``: a run id, a session id of any member (with or without its
