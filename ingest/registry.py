@@ -26,6 +26,8 @@ ADAPTERS: dict[str, str] = {
     # Before claude-code: Qwen chats share Claude's record envelope (each detector also refuses
     # the other's content, so the order is a second guard, not the only one).
     "qwen-code": "sessiongraph.ingest.qwen",
+    # Before claude-code: its transcripts lie under ~/.claude (the Claude detector refuses them too).
+    "oh-my-opencode": "sessiongraph.ingest.oh_my_opencode",
     "claude-code": "sessiongraph.ingest.claude_code",
     "omp": "sessiongraph.ingest.omp",
     "pi": "sessiongraph.ingest.pi",
@@ -36,6 +38,7 @@ ADAPTERS: dict[str, str] = {
     "copilot-cli": "sessiongraph.ingest.copilot",
     "opencode": "sessiongraph.ingest.opencode",
     "crush": "sessiongraph.ingest.crush",
+    "factory-droid": "sessiongraph.ingest.droid",
     "prickle": "sessiongraph.ingest.prickle",
 }
 

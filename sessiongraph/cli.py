@@ -187,7 +187,8 @@ def ingest(
     (~/.codex, $CODEX_HOME), pi (~/.pi), oh-my-pi (~/.omp), Gemini CLI (~/.gemini/tmp), Qwen Code
     (~/.qwen/projects), Cursor (~/.cursor/projects), Kimi Code (~/.kimi-code/sessions), Kimi CLI
     (~/.kimi/sessions, $KIMI_SHARE_DIR), GitHub Copilot CLI (~/.copilot/session-state and
-    history-session-state, $COPILOT_HOME), opencode (~/.local/share/opencode), Crush
+    history-session-state, $COPILOT_HOME), opencode (~/.local/share/opencode), oh-my-opencode
+    transcripts (~/.claude/transcripts), Crush
     (.crush/crush.db, ~/.crush), Prickle task records and OCP documents.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read

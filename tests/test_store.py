@@ -91,7 +91,8 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/kimi-code 2 (the main wire and agent-0's) and sample_logs/qwen-code 2 (two chats);
     # sample_logs/kimi-cli 3 (a wire's main session and its two Task subagents) and
     # sample_logs/copilot-cli 7 (rows, one per run: a session folder's 2 runs and its subagent, a flat
-    # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran).
+    # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran);
+    # sample_logs/oh-my-opencode 3 (a transcript and the two children its task calls ran).
     assert data["sessions_by_harness"] == {
         "claude-code": 47 + 8 + 5,
         "codex": 43,
@@ -102,6 +103,7 @@ def test_summary_is_json_serialisable(tmp_path):
         "kimi-cli": 3,
         "kimi-code": 2,
         "ocp": 2,
+        "oh-my-opencode": 3,
         "omp": 9,
         "opencode": 6,
         "pi": 3,
