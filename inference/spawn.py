@@ -11,6 +11,8 @@ Routes, strongest first (harness-log-formats.md 1.6, 2.7):
   started (no journal: the Workflow call whose runId is the agent's folder).
 - heuristic: the child's first prompt equals a spawn call's prompt; a teammate named by a call
   whose result does not say so; directory layout alone (a workflow agent's: its run's folder).
+- verified, across logs: an oh-my-opencode transcript's task result names the child opencode
+  session (its transcript, or its opencode session), which does not record its parent.
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
 Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 A session is never its own parent, and one parent is chosen the same way whatever the rows' order.
@@ -43,6 +45,8 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
             _claude_by_layout(children, ns),
             _recorded_parent(children, ns, calls),
             _call_running(children, calls),
+            _named_by_call(ns, calls),
+            _by_calling_call(children, calls),
         ],
         how="vertical",
     )
@@ -268,7 +272,10 @@ RECORDED_PARENT = {
     "kimi-cli": ("SubagentEvent task_tool_call_id", "Task call id"),
     "copilot-cli": ("subagent.started toolCallId", "task call id"),
     "crush": ("sessions.parent_session_id", "child id <message>$$<agent call>"),
+    "factory-droid": ("session_start.callingSessionId", "callingToolUseId"),
 }
+# Harnesses whose child records the parent's call id too (its parent_tool_use_id).
+CALLING_CALL = {"factory-droid": "session_start.callingSessionId + callingToolUseId"}
 # Harnesses whose child "records" its parent only by where its file lies: without a call that
 # names it, that is layout evidence (heuristic), not a recorded id.
 LAYOUT_ONLY = ("omp", "gemini-cli", "cursor")
@@ -316,6 +323,52 @@ def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFra
         .then(child_says + pl.lit(" + ") + call_says)
         .otherwise(child_says)
         .alias("evidence"),
+    )
+
+
+# Harnesses whose child does not record its parent, but whose spawn result names the child's
+# session id: harness -> (the harnesses that session may be logged by, the evidence).
+NAMED_BY_CALL = {
+    "oh-my-opencode": (("oh-my-opencode", "opencode"), "task result tool_output.sessionId / task_metadata session_id"),
+}
+
+
+def _named_by_call(ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """An oh-my-opencode transcript's ``task`` result names the child opencode session (``ses_``
+    id): the child is that session's transcript or its opencode session, whichever is read."""
+    rows = []
+    for harness, (logged_by, evidence) in NAMED_BY_CALL.items():
+        c = calls.filter((pl.col("harness") == harness) & pl.col("result_agent_id").is_not_null()).select(
+            pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "result_agent_id"
+        )
+        kids = ns.filter(pl.col("harness").is_in(logged_by)).select(pl.col("session_id").alias("dst"), "native_id")
+        rows.append(
+            c.join(kids, left_on="result_agent_id", right_on="native_id", how="inner").select(
+                "dst", "src", "src_call_id", pl.lit("verified").alias("tier"), pl.lit(evidence).alias("evidence")
+            )
+        )
+    return pl.concat(rows) if rows else pl.DataFrame(schema={k: pl.String for k in _CAND})
+
+
+def _by_calling_call(children: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """A Droid child's session_start names its parent session and the parent's Task call."""
+    kids = children.filter(
+        pl.col("harness").is_in(list(CALLING_CALL))
+        & pl.col("parent_native_id").is_not_null()
+        & pl.col("parent_tool_use_id").is_not_null()
+    ).select(
+        pl.col("session_id").alias("dst"),
+        "harness",
+        (pl.col("harness") + pl.lit(":") + pl.col("parent_native_id")).alias("src"),
+        pl.col("parent_tool_use_id").alias("src_call_id"),
+    )
+    c = calls.select(pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"))
+    return kids.join(c, on=["src", "src_call_id"], how="inner").select(
+        "dst",
+        "src",
+        "src_call_id",
+        pl.lit("verified").alias("tier"),
+        pl.col("harness").replace_strict(CALLING_CALL, default="calling call id").alias("evidence"),
     )
 
 

@@ -50,6 +50,7 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     home = Path(env.get("HOME") or Path.home())
     claude = [Path(p.strip()).expanduser() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     roots = [home / ".claude", *claude]
+    # (oh-my-opencode's transcripts, <claude config dir>/transcripts, are walked with these.)
     roots.append(Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex")
     # pi honours PI_CODING_AGENT_DIR (default ~/.pi/agent); oh-my-pi keeps ~/.omp/agent.
     roots.append(Path(env["PI_CODING_AGENT_DIR"]).expanduser() if env.get("PI_CODING_AGENT_DIR") else home / ".pi")
@@ -65,6 +66,7 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
     roots.append(home / ".crush")  # a project's own .crush/ is found by walking that project
+    roots.append(Path(env["FACTORY_DIR"]).expanduser() / "sessions" if env.get("FACTORY_DIR") else home / ".factory" / "sessions")
     seen: list[Path] = []
     for r in roots:
         if r not in seen:
