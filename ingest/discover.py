@@ -66,7 +66,9 @@ def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     data_home = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else home / ".local" / "share"
     roots.append(data_home / "opencode")
     roots.append(home / ".crush")  # a project's own .crush/ is found by walking that project
-    roots.append(Path(env["FACTORY_DIR"]).expanduser() / "sessions" if env.get("FACTORY_DIR") else home / ".factory" / "sessions")
+    roots.append(
+        Path(env["FACTORY_DIR"]).expanduser() / "sessions" if env.get("FACTORY_DIR") else home / ".factory" / "sessions"
+    )
     seen: list[Path] = []
     for r in roots:
         if r not in seen:

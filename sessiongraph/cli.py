@@ -189,7 +189,8 @@ def ingest(
     (~/.kimi/sessions, $KIMI_SHARE_DIR), GitHub Copilot CLI (~/.copilot/session-state and
     history-session-state, $COPILOT_HOME), opencode (~/.local/share/opencode), oh-my-opencode
     transcripts (~/.claude/transcripts), Crush
-    (.crush/crush.db, ~/.crush), Prickle task records and OCP documents.
+    (.crush/crush.db, ~/.crush), Factory Droid (~/.factory/sessions,
+    $FACTORY_DIR), Prickle task records and OCP documents.
 
     Files unchanged since the last ingest (and stored under the same --privacy) are not read
     again; a changed file's rows are replaced in one transaction, and the passes run again

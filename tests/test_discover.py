@@ -31,6 +31,7 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         "XDG_DATA_HOME": f"{tmp_path}/xdg",
         "KIMI_SHARE_DIR": f"{tmp_path}/kimi",
         "COPILOT_HOME": f"{tmp_path}/gh",
+        "FACTORY_DIR": f"{tmp_path}/factory",
     }
     assert default_roots(env) == [
         tmp_path / ".claude",
@@ -48,6 +49,7 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / "gh/history-session-state",
         tmp_path / "xdg/opencode",
         tmp_path / ".crush",
+        tmp_path / "factory/sessions",
     ]
     assert default_roots({"HOME": str(tmp_path)}) == [
         tmp_path / ".claude",
@@ -63,6 +65,7 @@ def test_default_roots_follow_the_harnesses_env_vars(tmp_path):
         tmp_path / ".copilot/history-session-state",
         tmp_path / ".local/share/opencode",
         tmp_path / ".crush",
+        tmp_path / ".factory/sessions",
     ]
 
 

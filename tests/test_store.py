@@ -92,13 +92,15 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/kimi-cli 3 (a wire's main session and its two Task subagents) and
     # sample_logs/copilot-cli 7 (rows, one per run: a session folder's 2 runs and its subagent, a flat
     # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran);
-    # sample_logs/oh-my-opencode 3 (a transcript and the two children its task calls ran).
+    # sample_logs/oh-my-opencode 3 (a transcript and the two children its task calls ran);
+    # sample_logs/factory-droid 2 (a session and the child its Task call ran).
     assert data["sessions_by_harness"] == {
         "claude-code": 47 + 8 + 5,
         "codex": 43,
         "copilot-cli": 7,
         "crush": 2,
         "cursor": 3,
+        "factory-droid": 2,
         "gemini-cli": 5,
         "kimi-cli": 3,
         "kimi-code": 2,
