@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code import parse
@@ -192,3 +193,41 @@ def test_codex_rows(tmp_path):
     ]
     assert set(frames.commits["session_id"]) == {"codex:019b8e00-0000-7000-8000-000000000031"}
     assert str(frames.commits["ts"][1]) == "2026-01-05 10:00:08+00:00"  # when the poll saw it end
+
+
+SCENARIO = Path(__file__).resolve().parent.parent / "sample_logs" / "scenarios" / "commits"
+SAMPLE_MESSAGE = "Add a dim level to the beacon"
+
+
+def test_samples(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SCENARIO)], db=db, workers=1)
+    with Store(db, read_only=True) as store:
+        rows = store.query(
+            "SELECT session_id, run_id, kind, tier, evidence, repo, branch, commit_hash, pr_number, "
+            "round(run_usd, 6) FROM commit_costs ORDER BY session_id, line"
+        )
+        cc, cc_run = "claude-code:5e8a1c24-7b39-4d0f-a6e2-91c3d7f40b85", "run_05d57459e617bc4a"
+        cx, cx_run = "codex:019b9820-3c40-7a11-8d5e-2f6b9a0c4e71", "run_a693128f71d49205"
+        # one run each; the Codex commit's repo is session_meta's URL, the Claude PR's its own
+        assert rows.rows() == [
+            (cc, cc_run, "commit", "verified", "git_commit_output", None, "feat/x", "1a2b3c4", None, 0.139181),
+            (cc, cc_run, "pr", "verified", "gh_pr_create_output", "example/beacon", "feat/x", None, 17, 0.139181),
+            (cc, cc_run, "pr", "verified", "pr_link", "example/beacon", "feat/x", None, 17, 0.139181),
+            (
+                cx,
+                cx_run,
+                "commit",
+                "verified",
+                "git_commit_output",
+                "https://github.com/example/ferry.git",
+                "main",
+                "9c8b7a6",
+                None,
+                0.094232,
+            ),
+        ]
+        assert store.query("SELECT pr_url, runs FROM pr_costs").rows() == [
+            ("https://github.com/example/beacon/pull/17", 1)
+        ]
+        assert SAMPLE_MESSAGE not in store.query("SELECT * FROM commits").write_csv()

@@ -92,9 +92,10 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/kimi-cli 3 (a wire's main session and its two Task subagents) and
     # sample_logs/copilot-cli 7 (rows, one per run: a session folder's 2 runs and its subagent, a flat
     # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran).
+    # scenarios/commits adds one Claude Code session and one Codex thread.
     assert data["sessions_by_harness"] == {
-        "claude-code": 47 + 8 + 5,
-        "codex": 43,
+        "claude-code": 47 + 8 + 5 + 1,
+        "codex": 43 + 1,
         "copilot-cli": 7,
         "crush": 2,
         "cursor": 3,
