@@ -232,7 +232,8 @@ def test_an_empty_store_reports_zeros_and_none(tmp_path):
     res = cli("report", "--db", db, "--since", "2026-01-01")
     assert res.exit_code == 0, res.output
     assert res.output.startswith("sessiongraph report since 2026-01-01 00:00\n")
-    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 10  # 8 sections, commits and branches
+    # eight sections, then commits and branches
+    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 10
     res = cli("report", "--db", db, "--format", "html")
     assert res.exit_code == 0 and "No data." in res.output
 

@@ -226,7 +226,10 @@ def text(r: Report) -> str:
         ("Edges by kind and tier", r.tiers),
         ("Tier mix of all edges", _tier_mix(r)),
         (_commits_title(r), r.commits.head(LAST_COMMITS).with_columns(USD_TEXT)),
-        ("Dollars per branch (the runs that committed, pushed or opened a PR there)", r.branches.with_columns(USD_TEXT)),
+        (
+            "Dollars per branch (the runs that committed, pushed or opened a PR there)",
+            r.branches.with_columns(USD_TEXT),
+        ),
         ("Diagnostics", r.diagnostics),
     ]
     for title, df in sections:
