@@ -10,6 +10,7 @@ from typing import Any
 from sessiongraph.inference.edges import short_hash
 
 MAX_SHORT = 500  # OCP's limit on a short text (a repo name here; the writer's titles and evidence)
+MAX_ID = 200  # OCP's limit on task.base_commit
 # file name -> kind of file (by name only)
 DOC_EXT = {".md", ".rst", ".txt", ".adoc"}
 CODE_LANG = {
@@ -42,9 +43,11 @@ def is_test(path: str) -> bool:
     return "/test" in path.lower() or name.startswith("test_") or ".test." in name or ".spec." in name
 
 
-def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
+def task(run_id: str, paths: list[str], repo: str | None = None, base_commit: str | None = None) -> dict:
     """The OCP ``run.task`` of a run that wrote ``paths``: a type and features inferred from the
-    files alone (heuristic). Shared with the Parquet ``run_features`` table."""
+    files alone (heuristic), with the ``repo`` and ``base_commit`` the root session's log names
+    (Codex ``session_meta.git``; a Claude Code pr-link's repository). Shared with the Parquet
+    ``run_features`` table."""
     unique = sorted(set(paths))
     n = len(unique)
     tests = [p for p in unique if is_test(p)]
@@ -75,4 +78,6 @@ def task(run_id: str, paths: list[str], repo: str | None = None) -> dict:
     }
     if repo:
         out["repo"] = repo[:MAX_SHORT]
+    if base_commit:
+        out["base_commit"] = base_commit[:MAX_ID]
     return out

@@ -41,15 +41,33 @@ _GIT_PUSH = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+push\b")
 MAX_ROWS = 20  # per call: a command that prints more is not one agent's commit
 
 
-def from_shell(call: dict, texts: Iterable[str | None]) -> list[dict]:
-    """The commits rows of one shell ``call`` (a calls row with its ``command``) from the texts
-    its output holds; without ``session_id``/``source_path`` (the adapter adds them)."""
-    command = call.get("command")
-    if not isinstance(command, str):
-        return []
+def made_by(command: object) -> bool:
+    """Whether a shell ``command`` is one whose output may name a commit, PR or pushed branch."""
+    return isinstance(command, str) and any(p.search(command) for p in (_GIT_COMMIT, _GH_PR_CREATE, _GIT_PUSH))
+
+
+def output_facts(texts: Iterable[str | None]) -> list[tuple]:
+    """What an output prints that a commit-making command would vouch for, whichever command it
+    was (an adapter that pairs outputs with calls only later keeps these, not the text):
+    ``("commit", branch, hash)``, ``("pr", repo, url, number)``, ``("push", branch)``; at most
+    MAX_ROWS of each."""
     output = "\n".join(t for t in texts if isinstance(t, str))
     if not output:
         return []
+    facts: list[tuple] = [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
+    facts += [("pr", m["repo"], m[0], int(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
+    facts += [("push", m["branch"]) for m in _NEW_BRANCH.finditer(output)][:MAX_ROWS]
+    return facts
+
+
+def from_facts(call: dict, facts: Iterable[tuple]) -> list[dict]:
+    """The commits rows of one shell ``call`` (a calls row with its ``command``) from the
+    :func:`output_facts` of its outputs; without ``session_id``/``source_path`` (the adapter
+    adds them)."""
+    command = call.get("command")
+    if not isinstance(command, str):
+        return []
+    facts = list(facts)
     at = call.get("ended_at") or call.get("started_at")
     base = {"call_id": call.get("call_id"), "ts": at, "tier": "verified", "line": call.get("line")}
     rows: list[dict] = []
@@ -62,17 +80,24 @@ def from_shell(call: dict, texts: Iterable[str | None]) -> list[dict]:
             rows.append({**base, **row})
 
     if _GIT_COMMIT.search(command):
-        for m in _COMMIT.finditer(output):
-            add(kind="commit", evidence="git_commit_output", branch=m["branch"], commit_hash=m["hash"])
+        for _, branch, sha in (f for f in facts if f[0] == "commit"):
+            add(kind="commit", evidence="git_commit_output", branch=branch, commit_hash=sha)
     for pattern, evidence in ((_GH_PR_CREATE, "gh_pr_create_output"), (_GIT_PUSH, "git_push_output")):
         if not pattern.search(command):
             continue
-        for m in _PR_URL.finditer(output):
-            add(kind="pr", evidence=evidence, repo=m["repo"], pr_url=m[0], pr_number=int(m["number"]))
+        for _, repo, url, number in (f for f in facts if f[0] == "pr"):
+            add(kind="pr", evidence=evidence, repo=repo, pr_url=url, pr_number=number)
         if evidence == "git_push_output":
-            for m in _NEW_BRANCH.finditer(output):
-                add(kind="push", evidence=evidence, branch=m["branch"])
+            for _, branch in (f for f in facts if f[0] == "push"):
+                add(kind="push", evidence=evidence, branch=branch)
     return rows
+
+
+def from_shell(call: dict, texts: Iterable[str | None]) -> list[dict]:
+    """The commits rows of one shell ``call`` from the texts its output holds (:func:`from_facts`)."""
+    if not made_by(call.get("command")):
+        return []
+    return from_facts(call, output_facts(texts))
 
 
 def from_pr_link(rec: dict, ts, line: int) -> list[dict]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code import parse
@@ -122,3 +123,111 @@ def test_store_views_and_privacy(tmp_path):
         assert store.query("SELECT branch, commits FROM branch_costs").rows() == [("fix/flicker", 1)]
         dump = store.query("SELECT * FROM commits").write_csv()
         assert MESSAGE not in dump
+
+
+def _codex_rollout(tmp_path) -> str:
+    tid = "019b8e00-0000-7000-8000-000000000031"
+    t = "2026-01-05T10:00:{:02d}.000Z"
+
+    def rec(s: int, kind: str, payload: dict) -> dict:
+        return {"timestamp": t.format(s), "type": kind, "payload": payload}
+
+    def exec_call(s: int, call_id: str, cmd: str) -> dict:
+        args = json.dumps({"cmd": cmd, "workdir": "/home/dev/lamp"})
+        return rec(
+            s, "response_item", {"type": "function_call", "name": "exec_command", "arguments": args, "call_id": call_id}
+        )
+
+    def output(s: int, call_id: str, text: str) -> dict:
+        return rec(s, "response_item", {"type": "function_call_output", "call_id": call_id, "output": text})
+
+    lines = [
+        rec(0, "session_meta", {"id": tid, "timestamp": t.format(0), "cwd": "/home/dev/lamp", "source": "cli"}),
+        exec_call(1, "c1", f"git commit -am '{MESSAGE}'"),
+        output(2, "c1", f"Process exited with code 0\nOutput:\n[fix/flicker 3f2a9c1] {MESSAGE}\n"),
+        rec(
+            2,
+            "event_msg",
+            {
+                "type": "exec_command_end",
+                "call_id": "c1",
+                "exit_code": 0,
+                "aggregated_output": f"[fix/flicker 3f2a9c1] {MESSAGE}\n",
+                "stdout": "",
+                "stderr": "",
+            },
+        ),
+        exec_call(3, "c2", "cat notes.txt"),  # the same line from a command that commits nothing
+        output(4, "c2", f"Process exited with code 0\nOutput:\n[fix/flicker 3f2a9c1] {MESSAGE}\n"),
+        # a push still running when its call returns; the write_stdin poll prints the new branch
+        exec_call(5, "c3", "git push -u origin fix/flicker"),
+        output(6, "c3", "Process running with session ID 7001\nOutput:\n"),
+        rec(
+            7,
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "write_stdin",
+                "arguments": json.dumps({"session_id": 7001, "chars": ""}),
+                "call_id": "c4",
+            },
+        ),
+        output(8, "c4", "Process exited with code 0\nOutput:\n * [new branch]      fix/flicker -> fix/flicker\n"),
+    ]
+    path = tmp_path / "sessions" / f"rollout-2026-01-05T10-00-00-{tid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def test_codex_rows(tmp_path):
+    from sessiongraph.ingest import codex
+
+    frames = codex.parse(_codex_rollout(tmp_path))
+    got = frames.commits.sort("line").select("call_id", "kind", "evidence", "tier", "branch", "commit_hash", "line")
+    # one row for c1 though its output and its exec_command_end both print the commit; the
+    # poll's output is its exec call's
+    assert got.rows() == [
+        ("c1", "commit", "git_commit_output", "verified", "fix/flicker", "3f2a9c1", 2),
+        ("c3", "push", "git_push_output", "verified", "fix/flicker", None, 7),
+    ]
+    assert set(frames.commits["session_id"]) == {"codex:019b8e00-0000-7000-8000-000000000031"}
+    assert str(frames.commits["ts"][1]) == "2026-01-05 10:00:08+00:00"  # when the poll saw it end
+
+
+SCENARIO = Path(__file__).resolve().parent.parent / "sample_logs" / "scenarios" / "commits"
+SAMPLE_MESSAGE = "Add a dim level to the beacon"
+
+
+def test_samples(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SCENARIO)], db=db, workers=1)
+    with Store(db, read_only=True) as store:
+        rows = store.query(
+            "SELECT session_id, run_id, kind, tier, evidence, repo, branch, commit_hash, pr_number, "
+            "round(run_usd, 6) FROM commit_costs ORDER BY session_id, line"
+        )
+        cc, cc_run = "claude-code:5e8a1c24-7b39-4d0f-a6e2-91c3d7f40b85", "run_05d57459e617bc4a"
+        cx, cx_run = "codex:019b9820-3c40-7a11-8d5e-2f6b9a0c4e71", "run_a693128f71d49205"
+        # one run each; the Codex commit's repo is session_meta's URL, the Claude PR's its own
+        assert rows.rows() == [
+            (cc, cc_run, "commit", "verified", "git_commit_output", None, "feat/x", "1a2b3c4", None, 0.139181),
+            (cc, cc_run, "pr", "verified", "gh_pr_create_output", "example/beacon", "feat/x", None, 17, 0.139181),
+            (cc, cc_run, "pr", "verified", "pr_link", "example/beacon", "feat/x", None, 17, 0.139181),
+            (
+                cx,
+                cx_run,
+                "commit",
+                "verified",
+                "git_commit_output",
+                "https://github.com/example/ferry.git",
+                "main",
+                "9c8b7a6",
+                None,
+                0.094232,
+            ),
+        ]
+        assert store.query("SELECT pr_url, runs FROM pr_costs").rows() == [
+            ("https://github.com/example/beacon/pull/17", 1)
+        ]
+        assert SAMPLE_MESSAGE not in store.query("SELECT * FROM commits").write_csv()

@@ -94,6 +94,20 @@ def test_a_run_document_holds_its_graph(tmp_path):
     assert artifact["path"] == "/home/dev/projects/orbit-cli/CHANGELOG.md"
 
 
+def test_task_repo_and_base_commit(tmp_path):
+    # sample_logs/scenarios/commits: the Codex thread's session_meta.git names both; the Claude
+    # session names no repository but its pr-link does, and no commit it started from
+    summary = _export(tmp_path, SAMPLES / "scenarios" / "commits")
+    tasks = {}
+    for path in summary.files:
+        doc = json.loads(Path(path).read_text())
+        tasks[doc["run"]["ext"]["dev.sessiongraph.run"]["root_session_id"].split(":")[0]] = doc["run"]["task"]
+    assert tasks["codex"]["repo"] == "https://github.com/example/ferry.git"
+    assert tasks["codex"]["base_commit"] == "e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4"
+    assert tasks["claude-code"]["repo"] == "example/beacon" and "base_commit" not in tasks["claude-code"]
+    _assert_clean(validate(summary.files), 2)
+
+
 def test_unpriced_models_leave_usd_out_and_are_counted(tmp_path):
     summary = _export(tmp_path, SAMPLES / "codex")
     # Attempts per model (sample_logs/codex/README.md): gpt-5.5 (genai-prices knows it) in the cli,

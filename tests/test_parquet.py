@@ -290,6 +290,8 @@ def test_load_round_trip(store, out, tmp_path):
         "SELECT * EXCLUDE (ingest_id) FROM usage_dedup",
         "SELECT * FROM session_overview",
         "SELECT * EXCLUDE (ingest_id) FROM outcomes",
+        "SELECT * EXCLUDE (ingest_id) FROM commits",
+        "SELECT * FROM commit_costs",
     ):
         a, b = store_rows(store, sql + " ORDER BY ALL"), store_rows(db, sql + " ORDER BY ALL")
         assert a.equals(b), sql
@@ -364,3 +366,18 @@ def test_an_object_store_without_folders(store, tmp_path, monkeypatch):
     assert res.output == f"n\n{n}\n"
     assert run("load", "mem://bucket/ds", "--db", tmp_path / "l.duckdb").exit_code == 0
     assert store_rows(tmp_path / "l.duckdb", "SELECT count(*) AS n FROM runs")["n"].item() == n
+
+
+def test_commits_table(out):
+    # sample_logs/scenarios/commits: the only samples that commit or open a PR
+    got = pl.from_arrow(pads.dataset(out / "commits", partitioning="hive").to_table())
+    rows = got.sort("harness", "line").select(
+        "harness", "month", "run_id", "kind", "evidence", "commit_hash", "pr_number"
+    )
+    assert rows.rows() == [
+        ("claude-code", "2026-01", "run_05d57459e617bc4a", "commit", "git_commit_output", "1a2b3c4", None),
+        ("claude-code", "2026-01", "run_05d57459e617bc4a", "pr", "gh_pr_create_output", None, 17),
+        ("claude-code", "2026-01", "run_05d57459e617bc4a", "pr", "pr_link", None, 17),
+        ("codex", "2026-01", "run_a693128f71d49205", "commit", "git_commit_output", "9c8b7a6", None),
+    ]
+    assert set(got["tier"]) == {"verified"} and got["in_branch"].null_count() == got.height

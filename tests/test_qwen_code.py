@@ -89,8 +89,9 @@ def test_claude_detection_still_accepts_every_claude_sample():
     # Pinned so a selection that silently shrinks fails; 31 when Qwen Code landed, +23 from the
     # branches merged with it: Claude teams (harbor b19c5100 + 7 subagents) and workflow runs
     # (quill d6159ef5 + 4 workflow files), scenarios/claude-print-windows (5),
-    # scenarios/orphan-subagents (3) and scenarios/paths (relay 7d3a9c41, C--Users-me-proj b81e4f2a).
-    assert len(files) == 54
+    # scenarios/orphan-subagents (3) and scenarios/paths (relay 7d3a9c41, C--Users-me-proj b81e4f2a);
+    # scenarios/commits (beacon 5e8a1c24).
+    assert len(files) == 55
     for f in files:
         head = f.read_bytes()[:65536]
         assert claude_code.detect(str(f), head), f

@@ -232,7 +232,8 @@ def test_an_empty_store_reports_zeros_and_none(tmp_path):
     res = cli("report", "--db", db, "--since", "2026-01-01")
     assert res.exit_code == 0, res.output
     assert res.output.startswith("sessiongraph report since 2026-01-01 00:00\n")
-    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 8
+    # eight sections, then commits and branches
+    assert re.search(r"^\s+runs: 0$", res.output, re.M) and res.output.count("(none)") == 10
     res = cli("report", "--db", db, "--format", "html")
     assert res.exit_code == 0 and "No data." in res.output
 
@@ -270,3 +271,26 @@ def test_run_ids_link_to_their_pages(db, built, tmp_path):
         href = report.run_page_name(rid)
         assert f'<a href="{href}">{rid}</a>' in page
         assert f"<code>{rid}</code>" in (tmp_path / href).read_text(encoding="utf-8")
+
+
+def test_commits_and_dollars_per_branch(db, built):
+    # sample_logs/scenarios/commits: the only sample sessions that commit or open a PR
+    r, windowed = built
+    _, by_run, _ = costs_by_record(db)
+    cc, cx = "run_05d57459e617bc4a", "run_a693128f71d49205"
+    got = r.commits.select("run_id", "kind", "evidence", "branch", "commit_hash", "pr_number").rows()
+    assert got == [
+        (cx, "commit", "git_commit_output", "main", "9c8b7a6", None),
+        (cc, "pr", "pr_link", "feat/x", None, 17),
+        (cc, "pr", "gh_pr_create_output", "feat/x", None, 17),
+        (cc, "commit", "git_commit_output", "feat/x", "1a2b3c4", None),
+    ]
+    assert dict(zip(r.commits["run_id"], r.commits["usd"], strict=True)) == pytest.approx(
+        {cc: by_run[cc], cx: by_run[cx]}
+    )
+    assert r.branches.select("branch", "runs", "commits", "prs").rows() == [("feat/x", 1, 1, 1), ("main", 1, 1, 0)]
+    assert r.branches["usd"].to_list() == pytest.approx([by_run[cc], by_run[cx]])
+    assert windowed.commits.height == 0  # both runs ended before SINCE
+    out = report.text(r)
+    assert "Commits and PRs made (2 commits, 1 PRs; usd: the run's)" in out and "9c8b7a6" in out
+    assert "Dollars per branch" in out and "feat/x" in out

@@ -130,3 +130,19 @@ def test_forked_codex_children_do_not_repeat_the_parent(tmp_path):
     rows = pl.read_parquet(tmp_path / "o" / "train.parquet").to_dicts()
     assert any(len(r["conversations"]) > 1 for r in rows)
     _check_run_rows(rows)
+
+
+def test_commit_labels_per_run(tmp_path):
+    db, path = tmp_path / "s.duckdb", tmp_path / "out"
+    ingest([str(SAMPLES / "scenarios" / "commits")], db=str(db), workers=1, privacy="full")
+    export_trajectories(path, db=str(db), split="train=1", by="run")
+    rows = pl.read_parquet(path / "train.parquet").sort("run_id")
+    assert rows.select("run_id", "n_commits", "commits_tier", "commits_in_branch").rows() == [
+        ("run_05d57459e617bc4a", 2, "verified", None),  # commit 1a2b3c4 and PR 17 (gh pr create and pr-link)
+        ("run_a693128f71d49205", 1, "verified", None),  # commits_in_branch: only `ingest --git` could tell
+    ]
+
+
+def test_runs_without_commits(out):
+    rows = pl.read_parquet(out / "train.parquet")  # none of these samples commits
+    assert set(rows["n_commits"]) == {0} and rows["commits_tier"].null_count() == rows.height

@@ -94,9 +94,10 @@ def test_summary_is_json_serialisable(tmp_path):
     # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran);
     # sample_logs/oh-my-opencode 3 (a transcript and the two children its task calls ran);
     # sample_logs/factory-droid 2 (a session and the child its Task call ran).
+    # scenarios/commits adds one Claude Code session and one Codex thread.
     assert data["sessions_by_harness"] == {
-        "claude-code": 47 + 8 + 5,
-        "codex": 43,
+        "claude-code": 47 + 8 + 5 + 1,
+        "codex": 43 + 1,
         "copilot-cli": 7,
         "crush": 2,
         "cursor": 3,

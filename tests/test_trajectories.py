@@ -351,3 +351,16 @@ def test_export_parquet_writes_trajectories_slice_by_slice(store, tmp_path, monk
         assert pq.read_metadata(f).metadata[KEY_HASH] == pq.read_metadata(g).metadata[KEY_HASH]
     again = export_parquet(tmp_path / "many", db=str(store), privacy="full")
     assert again.partitions_written == 0
+
+
+def test_commit_labels(out):
+    # sample_logs/scenarios/commits: the Claude session made commit 1a2b3c4 and PR 17 (named by
+    # gh pr create and a pr-link: one PR), the Codex thread one commit; no other sample commits
+    rows = pl.concat(_rows(out).values())
+    made = rows.filter(pl.col("n_commits") > 0).sort("session_id")
+    assert made.select("session_id", "n_commits", "commits_tier").rows() == [
+        ("claude-code:5e8a1c24-7b39-4d0f-a6e2-91c3d7f40b85", 2, "verified"),
+        ("codex:019b9820-3c40-7a11-8d5e-2f6b9a0c4e71", 1, "verified"),
+    ]
+    assert rows["commits_in_branch"].null_count() == rows.height  # only `ingest --git` could tell
+    assert rows.filter(pl.col("n_commits") == 0)["commits_tier"].null_count() == rows.height - 2

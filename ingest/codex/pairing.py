@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import orjson
 
+from sessiongraph.ingest import commits
 from sessiongraph.ingest.codex.decoding import _texts
 from sessiongraph.ingest.jsonl import Diagnostics, as_str, find_uuids, json_type, raw_value
 from sessiongraph.ingest.paths import normalise
@@ -43,6 +44,7 @@ class Output(NamedTuple):
     procs: list[str]  # unified-exec process ids it says are still running
     ids: list[str]  # UUIDs it printed (only where they may become the call's output_ids)
     agents: list[str] | None  # a spawn's child thread id (or none); None when no JSON object
+    made: list[tuple]  # commits.output_facts of a shell call's output (never its text)
 
 
 class ExecEnd(NamedTuple):
@@ -53,6 +55,7 @@ class ExecEnd(NamedTuple):
     line: int
     exit_code: int | None
     ids: list[str]  # UUIDs its output printed
+    made: list[tuple]  # commits.output_facts of its output
 
 
 class PatchEnd(NamedTuple):
@@ -165,6 +168,7 @@ class _Pairing:
     patch_text: dict[int, list[tuple[str, str]]]
     stdin_proc: dict[str, str]
     events: list[dict]
+    commits: list[dict]
     outputs: list[Output]
     exec_ends: list[ExecEnd]
     patch_ends: list[PatchEnd]
@@ -178,6 +182,14 @@ class _Pairing:
         i = self.by_id.get(call_id) if call_id else None
         return i is None or self.calls[i]["kind"] == "shell" or self.calls[i]["tool"] == "write_stdin"
 
+    def _may_make_commits(self, call_id: str | None) -> bool:
+        """Whether a result may be the output of a commit-making shell command: its call runs
+        one, is a write_stdin poll (of a command known only when pairing) or is not read yet."""
+        i = self.by_id.get(call_id) if call_id else None
+        if i is None or self.calls[i]["tool"] == "write_stdin":
+            return True
+        return self.calls[i]["kind"] == "shell" and commits.made_by(self.calls[i].get("command"))
+
     def _output_facts(self, p: dict, ts, n: int) -> Output:
         """What a function or custom tool output says, for pairing. Whose they are is settled when pairing, which may put them on a write_stdin poll's exec
         call."""
@@ -187,18 +199,21 @@ class _Pairing:
         # A substring test first: the anchored pattern would be tried at every line of the output.
         procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text and _PROC_TEXT in text else []
         ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
+        made = commits.output_facts([text]) if text and self._may_make_commits(call_id) else []
         agents = None
         if obj:  # any JSON object answers a spawn, with or without an agent id
             agents = [obj[k] for k in SPAWN_RESULT_KEYS if isinstance(obj.get(k), str)][:1]
-        return Output(call_id, ts, n, bad, _exit_from(text, obj), procs, ids, agents)
+        return Output(call_id, ts, n, bad, _exit_from(text, obj), procs, ids, agents, made)
 
     def _exec_end(self, p: dict, ts, n: int) -> ExecEnd:
         call_id = as_str(p.get("call_id"))
-        ids = []
+        ids, made = [], []
         if self._may_own_ids(call_id):
             outs = [raw_value(p.get(k)) for k in ("aggregated_output", "stdout", "stderr")]
             ids = _first_ids([o for o in outs if isinstance(o, str)])
-        return ExecEnd(call_id, ts, n, _exit_code(p.get("exit_code")), ids)
+            if self._may_make_commits(call_id):  # stdout is often aggregated_output again
+                made = commits.output_facts(dict.fromkeys(o for o in outs if isinstance(o, str)))
+        return ExecEnd(call_id, ts, n, _exit_code(p.get("exit_code")), ids, made)
 
     def _patch_end(self, p: dict, ts, n: int) -> PatchEnd:
         ok = p.get("success")
@@ -207,11 +222,14 @@ class _Pairing:
 
     def _pair(self) -> None:
         ids: dict[int, list[str]] = {}  # call index -> ids its results printed
-        running = self._pair_outputs(ids)
-        applied = self._pair_ends(ids)
+        made: dict[int, list[tuple]] = {}  # call index -> commits.output_facts of its results
+        running = self._pair_outputs(ids, made)
+        applied = self._pair_ends(ids, made)
         for i, row in enumerate(self.calls):
             if row["kind"] == "shell":
                 row["output_ids"] = list(dict.fromkeys(ids.get(i, [])))[:_MAX_IDS]
+                if i in made:
+                    self.commits += commits.from_facts(row, made[i])
                 # Its result came back with the process still running and no exit was ever
                 # seen: it went on in the background (what it started may start later).
                 if i in running and row.get("exit_code") is None:
@@ -221,11 +239,11 @@ class _Pairing:
             if row["kind"] == "patch":
                 self._patch_events(i, applied.get(i))
 
-    def _pair_outputs(self, ids: dict[int, list[str]]) -> set[int]:
+    def _pair_outputs(self, ids: dict[int, list[str]], made: dict[int, list[tuple]]) -> set[int]:
         """Pairs outputs with calls; returns the shell calls an output left running."""
         procs: dict[str, int] = {}  # unified-exec process id -> index of the exec_command running it
         # File order, so process ids map correctly.
-        for call_id, ts, n, bad, code, proc_ids, out_ids, agents in self.outputs:
+        for call_id, ts, n, bad, code, proc_ids, out_ids, agents, facts in self.outputs:
             if bad is not None:
                 self.diags.add("wrong_type", n, f"output: {bad}")
             i = self.by_id.get(call_id) if call_id else None
@@ -242,13 +260,15 @@ class _Pairing:
                     own["exit_code"], own["ended_at"] = code, ts
                 if own["kind"] == "shell":
                     ids.setdefault(owner, []).extend(out_ids)
+                    if facts:
+                        made.setdefault(owner, []).extend(facts)
                     for proc in proc_ids:
                         procs[proc] = owner
             if row["kind"] == "spawn" and agents is not None:
                 row["result_agent_id"] = agents[0] if agents else None
         return set(procs.values())
 
-    def _pair_ends(self, ids: dict[int, list[str]]) -> dict[int, tuple]:
+    def _pair_ends(self, ids: dict[int, list[str]], made: dict[int, list[tuple]]) -> dict[int, tuple]:
         """End events override what outputs said; returns call index -> (ops, ts, line) of its
         last patch_apply_end. Read in file order: the last end event of a call wins."""
         applied: dict[int, tuple] = {}
@@ -269,6 +289,8 @@ class _Pairing:
                 if end.exit_code is not None:
                     row["exit_code"] = end.exit_code
                 ids.setdefault(i, []).extend(end.ids)
+                if end.made:
+                    made.setdefault(i, []).extend(end.made)
             elif isinstance(end, PatchEnd):
                 if end.success is not None:
                     row["is_error"] = not end.success

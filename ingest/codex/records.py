@@ -235,6 +235,7 @@ class _Rollout(_Replay, _Pairing):
         self.spawn_ends: list[SpawnEnd] = []
         self.agent_starts: list[AgentStarted] = []
         self.events: list[dict] = []
+        self.commits: list[dict] = []  # ingest.commits rows, filled when pairing
         self.usage: list[dict] = []
         self.max_total = 0
         self.prev = (0, 0, 0, 0)
@@ -321,7 +322,9 @@ class _Rollout(_Replay, _Pairing):
         copies.report(self.copy_runs, self.diags, "replayed from thread")
         self._pair()
         session = self._session_row(native)
-        for row in (*self.calls, *self.events, *self.usage):
+        for row in self.commits:
+            row["source_path"] = self.path
+        for row in (*self.calls, *self.events, *self.usage, *self.commits):
             row["session_id"] = session["session_id"]
         for row in self.calls:  # calls logged before a late session_meta named the cwd
             row["cwd"] = row["cwd"] or session["cwd"]
@@ -337,6 +340,7 @@ class _Rollout(_Replay, _Pairing):
             diagnostics=self.diags.rows,
             steps=steps,
             texts=texts,
+            commits=self.commits,
         )
 
     def feed(self, n: int, rec: dict) -> None:

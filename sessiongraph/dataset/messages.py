@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from sessiongraph.inference.tiers import RANK, rank
 from sessiongraph.ingest.frames import END_STATUSES
 from sessiongraph.store import Store, batches
 from sessiongraph.store.batches import restricted
@@ -86,6 +87,34 @@ GROUP BY 1
 """
 
 
+# The commits and PRs each session made (the store's commits; a pushed branch is neither), one
+# key per commit hash or PR URL: a PR both gh pr create and a pr-link record name is one PR.
+_MADE = """
+SELECT c.session_id, coalesce(m.run_id, c.session_id) AS run_id, c.tier,
+       CASE c.kind WHEN 'commit' THEN 'commit:' || c.commit_hash ELSE 'pr:' || c.pr_url END AS made
+FROM commits c LEFT JOIN run_sessions m USING (session_id)
+WHERE c.kind IN ('commit', 'pr')
+"""
+
+
+def commit_labels(store: Store, by: str) -> pl.DataFrame:
+    """Per ``by`` (``session_id``, or ``run_id``: a session in no run is its own): ``n_commits``
+    (commits and PRs made), ``commits_tier`` (the strongest tier among them) and
+    ``commits_in_branch`` (null: only an ``ingest --git`` read of the repository could tell)."""
+    return (
+        store.query(_MADE)
+        .group_by(by)
+        .agg(n_commits=pl.col("made").n_unique().cast(pl.Int64), _rank=rank("tier").min())
+        .with_columns(
+            commits_tier=pl.col("_rank").replace_strict(
+                {i: t for t, i in RANK.items()}, default=None, return_dtype=pl.String
+            ),
+            commits_in_branch=pl.lit(None, pl.Boolean),
+        )
+        .drop("_rank")
+    )
+
+
 def build(
     store: Store,
     sessions: pl.DataFrame,
@@ -106,13 +135,14 @@ def build(
             )
     convo = _conversations(steps)
     del steps  # the step text is in the messages now: hold it once
-    status, spawns, tests = context if context is not None else labels(store, attempts)
+    status, spawns, tests, made = context if context is not None else labels(store, attempts)
     return (
         convo.join(sessions, on="session_id", how="left")
         .join(status, on="session_id", how="left")
         .join(spawns, on="session_id", how="left")
         .join(tests, on="session_id", how="left")
-        .with_columns(pl.col("n_test_runs").fill_null(0), *_harness_end_state())
+        .join(made, on="session_id", how="left")
+        .with_columns(pl.col("n_test_runs", "n_commits").fill_null(0), *_harness_end_state())
         .drop("end_status")
     )
 
@@ -139,7 +169,8 @@ def build_grouped(
 
 
 def labels(store: Store, attempts: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
-    """Per session, no text: its last attempt's status, the call that started it, its test runs."""
+    """Per session, no text: its last attempt's status, the call that started it, its test runs,
+    the commits and PRs it made."""
     status = (
         attempts.sort("session_id", "n")
         .group_by("session_id", maintain_order=True)
@@ -149,7 +180,7 @@ def labels(store: Store, attempts: pl.DataFrame) -> tuple[pl.DataFrame, ...]:
     tests = store.query(_TESTS, [TEST_COMMAND]).with_columns(
         tests_tier=pl.lit("heuristic"), _last_test_at=pl.col("_last_test_at").cast(pl.Datetime("us", "UTC"))
     )
-    return status, spawns, tests
+    return status, spawns, tests, commit_labels(store, "session_id")
 
 
 def _harness_end_state() -> tuple[pl.Expr, pl.Expr]:

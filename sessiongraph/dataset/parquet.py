@@ -384,13 +384,13 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     store cannot re-run inference from it: its frame tables get what the dataset has (``sessions``
     from ``attempts``, which keeps every session column; ``usage``; ``outcomes``), and its inference
     tables (``runs``, ``run_sessions``, ``edges``/``lineage``, ``artifacts``) are loaded as exported.
-    ``steps`` come back too; ``calls``, ``file_events``, ``launches``, ``diagnostics``, ``documents`` and
+    ``steps`` and ``commits`` come back too; ``calls``, ``file_events``, ``launches``, ``diagnostics``, ``documents`` and
     ``texts`` stay empty. Ingesting logs into
     such a store later re-runs inference from its frames alone, which drops the loaded edges that
     need calls or file events: load into a store of its own.
     """
     from sessiongraph.inference import edges as inf
-    from sessiongraph.ingest.frames import OUTCOMES, SESSIONS, STEPS, USAGE
+    from sessiongraph.ingest.frames import COMMITS, OUTCOMES, SESSIONS, STEPS, USAGE
 
     fs, base = filesystem(dataset_uri)
     _tables_present(fs, base)
@@ -402,6 +402,7 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
         "usage": _fit(read["usage"], USAGE),
         "outcomes": _fit(read["outcomes"], OUTCOMES),
         "steps": _fit(read["steps"], STEPS),
+        "commits": _fit(read["commits"], COMMITS),
     }
     inferred = inf.Inferred(
         edges=_fit(read["edges"], inf.EDGES),

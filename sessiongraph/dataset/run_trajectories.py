@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from sessiongraph.dataset.messages import MESSAGES
+from sessiongraph.dataset.messages import MESSAGES, commit_labels
 from sessiongraph.dataset.tables import RUN_WRITES
 from sessiongraph.inference.task import task
 from sessiongraph.ingest.frames import STRS, TS
@@ -86,6 +86,9 @@ RUN_TRAJECTORIES = pl.Schema(
         "n_test_runs": pl.Int64,
         "tests_passed": pl.Boolean,
         "tests_tier": pl.String,
+        "n_commits": pl.Int64,
+        "commits_tier": pl.String,
+        "commits_in_branch": pl.Boolean,
         "conversations": pl.List(CONVERSATION),
         "links": pl.List(LINK),
     }
@@ -103,32 +106,39 @@ GROUP BY m.session_id
 """
 
 
-def context(store: Store) -> tuple[dict, dict, dict]:
+def context(store: Store) -> tuple[dict, dict, dict, dict]:
     """What a run's row needs besides its conversations (runs, each session's parent and the call
-    that started it, each run's written paths): no text, read once for every group of runs."""
+    that started it, each run's written paths, the commits and PRs its sessions made): no text,
+    read once for every group of runs."""
     runs = {r["run_id"]: r for r in store.query(_RUNS).iter_rows(named=True)}
+    made = {r["run_id"]: r for r in commit_labels(store, "run_id").iter_rows(named=True)}
     parents = {sid: (parent, call) for sid, parent, call in store.query(_PARENTS).iter_rows()}
     paths: dict[str, list[str]] = {}
     for rid, path in store.query(RUN_WRITES).iter_rows():
         paths.setdefault(rid, []).append(path)
-    return runs, parents, paths
+    return runs, parents, paths, made
 
 
-def build(store: Store, sessions: pl.DataFrame, ctx: tuple[dict, dict, dict] | None = None) -> pl.DataFrame:
+def build(store: Store, sessions: pl.DataFrame, ctx: tuple[dict, dict, dict, dict] | None = None) -> pl.DataFrame:
     """One row per run with a conversation, from the per-session rows of ``messages.build`` (of
     whole runs: a group of them, or all)."""
-    runs, parents, paths = ctx if ctx is not None else context(store)
+    runs, parents, paths, made = ctx if ctx is not None else context(store)
     key = pl.coalesce("run_id", "session_id").alias("_run")
     ordered = sessions.with_columns(key).sort("_run", "depth", "started_at", "session_id", nulls_last=True)
     rows = [
-        _row(rid, part, runs.get(rid), paths.get(rid, []), parents)
+        _row(rid, part, runs.get(rid), paths.get(rid, []), parents, made.get(rid))
         for (rid,), part in ordered.partition_by("_run", as_dict=True, maintain_order=True).items()
     ]
     return pl.DataFrame(rows, schema=RUN_TRAJECTORIES, orient="row")
 
 
 def _row(
-    run_id: str, part: pl.DataFrame, run: dict | None, paths: list[str], parents: dict[str, tuple] | None = None
+    run_id: str,
+    part: pl.DataFrame,
+    run: dict | None,
+    paths: list[str],
+    parents: dict[str, tuple] | None = None,
+    made: dict | None = None,
 ) -> tuple:
     convs = list(part.iter_rows(named=True))
     index = {c["session_id"]: i for i, c in enumerate(convs)}
@@ -198,6 +208,9 @@ def _row(
         int(part["n_test_runs"].sum()),
         last_test["tests_passed"] if last_test else None,
         last_test["tests_tier"] if last_test else None,
+        made["n_commits"] if made else 0,
+        made["commits_tier"] if made else None,
+        None,  # commits_in_branch: only an `ingest --git` read could tell
         conversations,
         links,
     )

@@ -34,7 +34,7 @@ from sessiongraph.ingest.secrets import mask
 from sessiongraph.store import Store, batches
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -287,9 +287,34 @@ TRAJECTORIES = pl.Schema(
         "n_test_runs": pl.Int64,
         "tests_passed": pl.Boolean,
         "tests_tier": pl.String,
+        "n_commits": pl.Int64,
+        "commits_tier": pl.String,
+        "commits_in_branch": pl.Boolean,
         "cut_chars": pl.Int64,
         "trajectory_sha256": pl.String,
         "messages": pl.List(MESSAGE),
+    }
+)
+
+# Commits, pushes and PRs a session's log shows it made (the store's commits, ingest/commits.py):
+# hashes, branches and URLs, never a message or title.
+COMMITS = pl.Schema(
+    {
+        "session_id": pl.String,
+        "run_id": pl.String,
+        "call_id": pl.String,
+        "ts": TS,
+        "kind": pl.String,
+        "tier": pl.String,
+        "evidence": pl.String,
+        "repo": pl.String,
+        "branch": pl.String,
+        "commit_hash": pl.String,
+        "pr_url": pl.String,
+        "pr_number": pl.Int64,
+        "in_branch": pl.Boolean,
+        "source_path": pl.String,
+        "line": pl.Int64,
     }
 )
 
@@ -303,6 +328,7 @@ TABLES: dict[str, pl.Schema] = {
     "outcomes": OUTCOMES,
     "run_features": RUN_FEATURES,
     "steps": STEPS,
+    "commits": COMMITS,
     "trajectories": TRAJECTORIES,
 }
 # Tables written only under the full privacy profile (they hold log text).
@@ -424,6 +450,13 @@ LEFT JOIN run_sessions m USING (session_id)
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
 """
 
+_COMMITS = """
+SELECT c.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness
+FROM commits c
+LEFT JOIN run_sessions m USING (session_id)
+LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
+"""
+
 # Steps are partitioned by the month their session started, so a session's steps stay together.
 _STEPS = """
 SELECT s.* EXCLUDE (ingest_id), m.run_id, o.harness AS _harness, o.started_at AS _start
@@ -496,6 +529,7 @@ def build(store: Store, *, privacy: str = "metadata_only", streamed: bool = Fals
         "outcomes": _part(store.query(_OUTCOMES), "ts", *OUTCOMES),
         "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
         "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
+        "commits": _part(store.query(_COMMITS), "ts", "session_id", "source_path", "line", "kind", "pr_url"),
     }
     if privacy == "full" and not streamed:
         traj = messages.build_grouped(store, sessions, attempts)

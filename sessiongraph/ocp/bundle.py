@@ -35,7 +35,7 @@ SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role, m.ro
        coalesce(s.harness, split_part(m.session_id, ':', 1)) AS harness,
        coalesce(s.native_id, substr(m.session_id, strpos(m.session_id, ':') + 1)) AS native_id,
        s.session_id IS NOT NULL AS on_disk,
-       s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit,
+       s.session_kind, s.agent_type, s.cwd, s.git_repo, s.git_commit, pr.pr_repo,
        s.entrypoint, s.model, s.started_at, s.ended_at, s.state, s.waiting_on
 FROM run_sessions m
 LEFT JOIN (
@@ -48,6 +48,11 @@ LEFT JOIN (
     + """
     FROM sessions GROUP BY session_id
 ) s USING (session_id)
+-- a Claude Code session names no repository, but a pr-link record it wrote names the PR's
+LEFT JOIN (
+    SELECT session_id, arg_min(repo, line) AS pr_repo FROM commits
+    WHERE evidence = 'pr_link' AND repo IS NOT NULL GROUP BY session_id
+) pr USING (session_id)
 WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY m.run_id, m.depth, s.started_at NULLS LAST, m.session_id
 """

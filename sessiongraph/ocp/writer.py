@@ -172,7 +172,7 @@ class _Doc:
             "started_at": timestamp(r["started_at"]),
             "ended_at": timestamp(r["ended_at"]),
             "workspace": posixpath.basename((root.get("cwd") or "").rstrip("/")) or None,
-            "task": self._task(r["run_id"], paths, root.get("git_repo")),
+            "task": task(r["run_id"], paths, root.get("git_repo") or root.get("pr_repo"), root.get("git_commit")),
             "provenance": {"kind": "logged"},
             "signals": signals or None,
             "ext": {
@@ -187,9 +187,6 @@ class _Doc:
             },
         }
         return {k: v for k, v in run.items() if v is not None}
-
-    def _task(self, run_id: str, paths: list[str], repo: str | None) -> dict:
-        return task(run_id, paths, repo)
 
     def _node(self, m: dict) -> dict:
         role = m["role"] or "subagent"

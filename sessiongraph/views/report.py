@@ -24,6 +24,7 @@ from sessiongraph.views.html import asset, esc, page
 from sessiongraph.views.output import table
 
 TOP_RUNS = 10
+LAST_COMMITS = 50  # the commits section lists the latest ones; its title counts them all
 
 # Runs active on or after since, with their dollars (run_costs: the whole run).
 _RUNS_SQL = """
@@ -84,6 +85,26 @@ WHERE run_id IN (SELECT run_id FROM sg_report_runs)
    OR src IN (SELECT session_id FROM sg_report_sessions) OR dst IN (SELECT session_id FROM sg_report_sessions)
 GROUP BY ALL ORDER BY kind, tier
 """
+# Commits, pushes and PRs the chosen runs made (commit_costs), with the run's dollars; and per
+# branch the runs that committed, pushed or opened a PR there, each run's dollars counted once
+# (as branch_costs, for the chosen runs only). A repository URL is shown without its scheme: the
+# HTML page links nowhere outside itself.
+_REPO = "regexp_replace(repo, '^[A-Za-z][A-Za-z0-9+.-]*://', '')"
+_COMMITS_SQL = f"""
+SELECT ts, run_id, kind, tier, evidence, {_REPO} AS repo, branch, commit_hash, pr_number, run_usd AS usd
+FROM commit_costs WHERE run_id IN (SELECT run_id FROM sg_report_runs)
+ORDER BY ts DESC NULLS LAST, source_path, line
+"""
+_BRANCHES_SQL = f"""
+WITH r AS (SELECT branch, run_id, any_value({_REPO}) AS repo, count(*) FILTER (kind = 'commit') AS commits,
+                  count(DISTINCT pr_url) AS prs
+           FROM commit_costs WHERE branch IS NOT NULL AND run_id IN (SELECT run_id FROM sg_report_runs)
+           GROUP BY branch, run_id)
+SELECT r.branch, any_value(r.repo) AS repo, count(*) AS runs, sum(r.commits)::BIGINT AS commits,
+       sum(r.prs)::BIGINT AS prs, usd_total(rc.usd) AS usd
+FROM r JOIN run_costs rc USING (run_id)
+GROUP BY r.branch ORDER BY usd DESC NULLS LAST, r.branch
+"""
 _DIAG_SQL = """
 SELECT 'ingest' AS source, code, sum(coalesce(count, 1))::BIGINT AS count FROM diagnostics
 WHERE $1 OR source_path IN (SELECT s.source_path FROM sessions s JOIN sg_report_sessions USING (session_id))
@@ -106,6 +127,8 @@ class Report:
     spawned: pl.DataFrame  # harness, sessions, subagents, launched
     tiers: pl.DataFrame  # kind, tier, edges
     diagnostics: pl.DataFrame  # source, code, count
+    commits: pl.DataFrame  # ts, run_id, kind, tier, evidence, repo, branch, commit_hash, pr_number, usd (the run's)
+    branches: pl.DataFrame  # branch, repo, runs, commits, prs, usd: dollars per branch
     total: dict  # usd (priced part), unpriced_tokens: the window's requests
 
     @property
@@ -136,6 +159,8 @@ def build(store: Store, *, since: datetime | None = None) -> Report:
         sources = store.query(_SOURCES_SQL, [since])
         total = store.query(_TOTAL_SQL, [since]).row(0, named=True)
         per_day = store.query(_PER_DAY_SQL, [since]).with_columns(_unknown_usd())
+        commits = store.query(_COMMITS_SQL)
+        branches = store.query(_BRANCHES_SQL)
     finally:
         store.con.unregister("sg_report_runs")
         store.con.unregister("sg_report_sessions")
@@ -148,7 +173,7 @@ def build(store: Store, *, since: datetime | None = None) -> Report:
         )
         .sort("harness")
     )
-    return Report(since, runs, per_day, cost, sources, spawned, tiers, diagnostics, total)
+    return Report(since, runs, per_day, cost, sources, spawned, tiers, diagnostics, commits, branches, total)
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -200,11 +225,24 @@ def text(r: Report) -> str:
         ("Subagents and launched sessions by harness", r.spawned),
         ("Edges by kind and tier", r.tiers),
         ("Tier mix of all edges", _tier_mix(r)),
+        (_commits_title(r), r.commits.head(LAST_COMMITS).with_columns(USD_TEXT)),
+        (
+            "Dollars per branch (the runs that committed, pushed or opened a PR there)",
+            r.branches.with_columns(USD_TEXT),
+        ),
         ("Diagnostics", r.diagnostics),
     ]
     for title, df in sections:
         out += ["", title, table(df) if df.height else "(none)"]
     return "\n".join(out)
+
+
+def _commits_title(r: Report) -> str:
+    c = r.commits
+    n_commits = c.filter(pl.col("kind") == "commit").height
+    n_prs = c.filter(pl.col("kind") == "pr")["pr_number"].n_unique() if c.height else 0
+    shown = f", latest {LAST_COMMITS}" if c.height > LAST_COMMITS else ""
+    return f"Commits and PRs made ({n_commits} commits, {n_prs} PRs{shown}; usd: the run's)"
 
 
 def _runs_out(df: pl.DataFrame) -> pl.DataFrame:
@@ -258,6 +296,8 @@ def html(r: Report) -> str:
 <code>sessiongraph report --format html --out FILE</code>); or <code>sessiongraph show RUN --format html --out run.html</code>.</p>
 <h2>Subagents and launched sessions</h2>{html_table(r.spawned, "spawned")}
 <h2>Tier mix of all edges</h2>{tier_bar(_tier_mix(r))}{html_table(r.tiers, "tiers")}
+<h2>{esc(_commits_title(r))}</h2>{html_table(r.commits.head(LAST_COMMITS).with_columns(USD_TEXT), "commits")}
+<h2>Dollars per branch</h2>{html_table(r.branches.with_columns(USD_TEXT), "branches")}
 <h2>Diagnostics</h2>{html_table(r.diagnostics, "diagnostics")}
 <h2>Per day</h2>{html_table(r.per_day.with_columns(USD_TEXT), "per-day")}
 <footer class="hint">Written by sessiongraph from session metadata; no prompt, command or output text.
