@@ -235,61 +235,64 @@ def test_outcome_labels(out):
     assert by_id["codex:019b2631-1f18-7a9e-b6f3-0c7d8e9a1b24"]["end_state"] in ("completed", "unfinished")
 
 
-def test_an_interrupted_session_says_so(tmp_path):
-    src = SAMPLES / "claude-code/projects/-home-dev-projects-orbit-cli/365efffa-5002-4c2d-80d9-e21c4320b1b7.jsonl"
-    lines = src.read_text().splitlines()
+ORBIT = SAMPLES / "claude-code/projects/-home-dev-projects-orbit-cli/365efffa-5002-4c2d-80d9-e21c4320b1b7.jsonl"
+
+
+def _ending_with(tmp_path, record: dict) -> tuple[dict, dict]:
+    """The orbit-cli sample with ``record`` (envelope filled from its last line) appended, ingested
+    under full: its session row and its run row."""
+    lines = ORBIT.read_text().splitlines()
     last = json.loads(lines[-1])
-    stop = {
-        **{k: last[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in last},
-        "parentUuid": last["uuid"],
-        "type": "user",
-        "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
-        "uuid": "00000000-0000-4000-8000-000000000001",
-        "timestamp": last["timestamp"],
+    envelope = {
+        k: last[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in last
     }
-    dst = tmp_path / "logs" / "projects" / "-home-dev-projects-orbit-cli" / src.name
+    record = {**envelope, "parentUuid": last["uuid"], "timestamp": last["timestamp"], **record}
+    dst = tmp_path / "logs" / "projects" / "-home-dev-projects-orbit-cli" / ORBIT.name
     dst.parent.mkdir(parents=True)
-    dst.write_text("\n".join([*lines, json.dumps(stop)]) + "\n")
+    dst.write_text("\n".join([*lines, json.dumps(record)]) + "\n")
     db = tmp_path / "s.duckdb"
     ingest([str(tmp_path / "logs")], db=str(db), workers=1, privacy="full")
     export_trajectories(tmp_path / "out", db=str(db), split="train=1")
-    row = pl.read_parquet(tmp_path / "out" / "train.parquet").row(0, named=True)
+    export_trajectories(tmp_path / "runs", db=str(db), split="train=1", by="run")
+    return (
+        pl.read_parquet(tmp_path / "out" / "train.parquet").row(0, named=True),
+        pl.read_parquet(tmp_path / "runs" / "train.parquet").row(0, named=True),
+    )
+
+
+def test_an_interrupted_session_says_so(tmp_path):
+    row, _ = _ending_with(
+        tmp_path,
+        {
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
+            "uuid": "00000000-0000-4000-8000-000000000001",
+        },
+    )
     assert (row["end_state"], row["end_state_tier"]) == ("interrupted", "reported")
 
 
 def test_a_session_the_harness_says_ended_in_error_says_so(tmp_path):
     """Claude writes an API failure as an assistant record with isApiErrorMessage: the harness's
     own end status (error) is the label, not the step guess (its last step is assistant text)."""
-    src = SAMPLES / "claude-code/projects/-home-dev-projects-orbit-cli/365efffa-5002-4c2d-80d9-e21c4320b1b7.jsonl"
-    lines = src.read_text().splitlines()
-    last = json.loads(lines[-1])
-    failure = {
-        **{k: last[k] for k in ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch") if k in last},
-        "parentUuid": last["uuid"],
-        "type": "assistant",
-        "isApiErrorMessage": True,
-        "message": {
-            "id": "msg_err",
-            "type": "message",
-            "role": "assistant",
-            "model": "<synthetic>",
-            "content": [{"type": "text", "text": "API Error: 529 overloaded"}],
-            "stop_reason": "stop_sequence",
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+    row, run = _ending_with(
+        tmp_path,
+        {
+            "type": "assistant",
+            "isApiErrorMessage": True,
+            "message": {
+                "id": "msg_err",
+                "type": "message",
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "API Error: 529 overloaded"}],
+                "stop_reason": "stop_sequence",
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+            "uuid": "00000000-0000-4000-8000-000000000002",
         },
-        "uuid": "00000000-0000-4000-8000-000000000002",
-        "timestamp": last["timestamp"],
-    }
-    dst = tmp_path / "logs" / "projects" / "-home-dev-projects-orbit-cli" / src.name
-    dst.parent.mkdir(parents=True)
-    dst.write_text("\n".join([*lines, json.dumps(failure)]) + "\n")
-    db = tmp_path / "s.duckdb"
-    ingest([str(tmp_path / "logs")], db=str(db), workers=1, privacy="full")
-    export_trajectories(tmp_path / "out", db=str(db), split="train=1")
-    row = pl.read_parquet(tmp_path / "out" / "train.parquet").row(0, named=True)
+    )
     assert (row["end_state"], row["end_state_tier"]) == ("error", "reported")
-    export_trajectories(tmp_path / "runs", db=str(db), split="train=1", by="run")
-    run = pl.read_parquet(tmp_path / "runs" / "train.parquet").row(0, named=True)
     assert (run["end_state"], run["end_state_tier"]) == ("error", "reported")
 
 
