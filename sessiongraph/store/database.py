@@ -22,7 +22,13 @@ from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.store.batches import groups
 from sessiongraph.store.connection import first_line, io_failure, registered, transaction
-from sessiongraph.store.locks import LOCK_TIMEOUT_S, readers_waiting, signal_waiting, take_writer_lock
+from sessiongraph.store.locks import (
+    LOCK_TIMEOUT_S,
+    readers_waiting,
+    signal_waiting,
+    take_writer_lock,
+    writer_active,
+)
 from sessiongraph.store.schema import FILE_TABLES, INFERENCE_TABLES, SCHEMA_VERSION, sql, view_sql
 from sessiongraph.version import __version__
 from sessiongraph.work import WrittenFile
@@ -36,6 +42,14 @@ def default_db_path() -> Path:
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV]).expanduser()
     return Path(platformdirs.user_data_dir("sessiongraph", appauthor=False)) / "sessiongraph.duckdb"
+
+
+def _busy(exc: duckdb.IOException, path: Path) -> bool:
+    """Whether opening failed only because another process is writing the store: DuckDB's file
+    lock, or a header read short while a sessiongraph writer's close rewrites it (seen under
+    `watch`, whose writer closes between ingests). A short read with no writer is a damaged file."""
+    message = str(exc).lower()
+    return "lock" in message or ("could not read enough bytes" in message and writer_active(path))
 
 
 class Changed(NamedTuple):
@@ -161,7 +175,7 @@ class Store:
                 try:
                     return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
                 except duckdb.IOException as exc:
-                    busy = "lock" in str(exc).lower()
+                    busy = _busy(exc, self.path)
                     if busy and self.read_only and waiting is None:
                         waiting = signal_waiting(self.path)  # the ingest closes the store after its batch
                     if busy and time.monotonic() < deadline:
