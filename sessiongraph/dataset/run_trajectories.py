@@ -210,7 +210,7 @@ def _row(
         last_test["tests_tier"] if last_test else None,
         made["n_commits"] if made else 0,
         made["commits_tier"] if made else None,
-        None,  # commits_in_branch: only an `ingest --git` read could tell
+        made["commits_in_branch"] if made else None,
         conversations,
         links,
     )
