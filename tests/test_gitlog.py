@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from sessiongraph import gitlog
+from sessiongraph.dataset import run_trajectories
 from sessiongraph.dataset.messages import commit_labels
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
@@ -259,6 +260,11 @@ def test_heuristic_rows_tiers_evidence_and_in_branch(world, tmp_path):
             ("main", 3),
         ]
         labels = {r["session_id"]: r for r in commit_labels(store, "session_id").iter_rows(named=True)}
+        # --by run: the run's commits_in_branch, as the run's row takes it (run_trajectories.context)
+        runs = dict(store.query("SELECT session_id, run_id FROM run_sessions").rows())
+        by_run = run_trajectories.context(store)[3]
+    assert by_run[runs[sid["1"]]]["commits_in_branch"] is True
+    assert by_run[runs[sid["6"]]]["commits_in_branch"] is False
     assert labels[sid["1"]]["commits_in_branch"] is True and labels[sid["1"]]["commits_tier"] == "heuristic"
     assert labels[sid["5"]]["commits_in_branch"] is True and labels[sid["5"]]["commits_tier"] == "verified"
     assert labels[sid["6"]]["commits_in_branch"] is False
