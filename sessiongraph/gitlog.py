@@ -26,8 +26,9 @@ For every stored session whose ``cwd`` lies inside a git working tree on this ma
 
 The walk starts at the local branches, HEAD, the commits HEAD's reflog records (a commit reset or
 rebased away is still found, in_branch false) and the commits stored for these sessions, and goes
-back by commit time only to a day before the earliest session (``LOOKBACK_S``: commit times may be
-a little out of order), at most ``MAX_WALK`` commits a repository. Only hashes, branches, the
+back, newest first, only to a day before the earliest session (``LOOKBACK_S``: commit times may be
+a little out of order), at most ``MAX_WALK`` commits a repository (newer ones count: a walk cannot
+skip them). Only hashes, branches, the
 ``owner/name`` of the ``origin`` remote and times are kept: a commit message, an author and a
 remote's credentials are never read into a row.
 
@@ -68,7 +69,8 @@ PROBLEMS: dict[str, str] = {
     "unreadable_repository": "a repository that could not be opened or read (corrupt, not this user's ...): "
     "its sessions keep what an earlier ingest --git found",
     "shallow_boundary": "a commit at a shallow clone's edge: its parents are not there, so its changes are unknown",
-    "walk_cut": f"a repository whose history in the sessions' window passes {MAX_WALK:,} commits: the walk stopped there",
+    "walk_cut": f"a repository with more than {MAX_WALK:,} commits from its newest back to the sessions' window: "
+    "the walk stopped there (older sessions there get no heuristic rows)",
     "commit_not_found": "a commit row whose hash its session's repository does not hold: in_branch stays null",
 }
 
