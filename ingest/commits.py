@@ -13,8 +13,9 @@ the privacy profile (``ingest.privacy``) drops both:
 - a Claude Code ``pr-link`` record (``prNumber``, ``prUrl``, ``prRepository``): evidence ``pr_link``.
 
 All of these are ``verified``. ``heuristic`` rows (a commit in the session's repository whose
-changed files match the files it wrote) come only from ``sessiongraph ingest --git``
-(``sessiongraph.gitlog``), which also fills ``in_branch``.
+changed files match the files it wrote: evidence ``files_equal`` or ``files_contain``,
+``GIT_EVIDENCE``) come only from ``sessiongraph ingest --git`` (``sessiongraph.gitlog``), which
+also fills ``in_branch``.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from typing import Literal, get_args
 
 CommitKind = Literal["commit", "pr", "push"]
 COMMIT_KINDS: tuple[CommitKind, ...] = get_args(CommitKind)
-Evidence = Literal[
-    "git_commit_output", "gh_pr_create_output", "git_push_output", "pr_link", "files_equal", "files_contain"
-]
-EVIDENCE: tuple[Evidence, ...] = get_args(Evidence)
+LogEvidence = Literal["git_commit_output", "gh_pr_create_output", "git_push_output", "pr_link"]
+# What `ingest --git` (sessiongraph.gitlog) found: its rows are the store's own, not a log's, so a
+# log read again keeps them (store.Store.write).
+GitEvidence = Literal["files_equal", "files_contain"]
+Evidence = Literal[LogEvidence, GitEvidence]
+EVIDENCE: tuple[Evidence, ...] = (*get_args(LogEvidence), *get_args(GitEvidence))
+GIT_EVIDENCE: tuple[GitEvidence, ...] = get_args(GitEvidence)
 
 # `git commit` prints "[<branch> <abbrev>] <subject>" (root commits "(root-commit)" between): the
 # branch and the hash only; the subject is log text.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
+
 from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code import parse
 from sessiongraph.pipeline import ingest
@@ -231,3 +233,22 @@ def test_samples(tmp_path):
             ("https://github.com/example/beacon/pull/17", 1)
         ]
         assert SAMPLE_MESSAGE not in store.query("SELECT * FROM commits").write_csv()
+
+
+def test_run_trajectories_carry_the_task_repo_and_base_commit(tmp_path):
+    """`export trajectories --by run`: the run's task repo and base_commit, as OCP run.task has them."""
+    from sessiongraph.dataset.trajectories import export_trajectories
+
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SCENARIO)], db=db, workers=1, privacy="full")
+    export_trajectories(tmp_path / "out", db=db, by="run", split="train=1")
+    rows = pl.read_parquet(tmp_path / "out" / "train.parquet").sort("root_session_id")
+    tasks = [(r["root_session_id"], r["task"]["repo"], r["task"]["base_commit"]) for r in rows.to_dicts()]
+    assert tasks == [
+        ("claude-code:5e8a1c24-7b39-4d0f-a6e2-91c3d7f40b85", "example/beacon", None),  # its pr-link's repository
+        (
+            "codex:019b9820-3c40-7a11-8d5e-2f6b9a0c4e71",
+            "https://github.com/example/ferry.git",
+            "e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4",
+        ),
+    ]
