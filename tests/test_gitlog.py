@@ -419,3 +419,25 @@ def test_pruned_repository_keeps_the_earlier_rows(world, tmp_path):
     summary = ingest([str(logs)], db=db, workers=1, git=True)
     assert summary.git["problems"] == {"cwd_missing": 6} and summary.git["repositories"] == 0
     assert commits_rows(db).equals(first)
+
+
+def test_a_cut_walk_keeps_the_rows_of_the_sessions_it_did_not_reach(world, tmp_path, monkeypatch):
+    """A history grown past MAX_WALK since the last --git: the sessions older than where the walk
+    stopped keep the rows found before (counted), the newer ones are matched again."""
+    _repo, logs, _h = world
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    first = commits_rows(db)
+    with Store(db) as store:  # marks the rows found first: a row matched again is written anew
+        store.con.execute("UPDATE commits SET ingest_id = -1 WHERE tier = 'heuristic'")
+    monkeypatch.setattr(gitlog, "MAX_WALK", 2)  # walked: 14:10 (reset away), 13:30; stopped at 13:05
+    summary = ingest([str(logs)], db=db, workers=1, git=True)
+    assert summary.git["problems"] == {"walk_cut": 4}  # sessions 1-4 (which wrote there) start before 13:05
+    assert commits_rows(db).equals(first)
+    with Store(db, read_only=True) as store:
+        kept = store.query("SELECT session_id, ingest_id = -1 AS kept FROM commits WHERE tier = 'heuristic'")
+    assert sorted(kept.rows()) == [
+        (f"claude-code:{S['1']}", True),
+        (f"claude-code:{S['2']}", True),
+        (f"claude-code:{S['6']}", False),
+    ]
