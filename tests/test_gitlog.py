@@ -18,6 +18,7 @@ from sessiongraph.dataset import run_trajectories
 from sessiongraph.dataset.messages import commit_labels
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
+from sessiongraph.views import report
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary to build repositories")
 
@@ -441,3 +442,25 @@ def test_a_cut_walk_keeps_the_rows_of_the_sessions_it_did_not_reach(world, tmp_p
         (f"claude-code:{S['2']}", True),
         (f"claude-code:{S['6']}", False),
     ]
+
+
+def test_a_commit_of_two_sessions_is_each_ones_and_counted_once(tmp_path):
+    """Two sessions in a row, each wrote one file, one commit holds both: a files_contain row each
+    (each session's dollars went into it), one commit on the branch."""
+    repo = new_repo(tmp_path / "lamp")
+    logs = tmp_path / "logs"
+    transcript(logs, S["1"], repo, "10:00:00", "10:05:00", [("10:01:00", "src/a.py")])
+    transcript(logs, S["2"], repo, "10:06:00", "10:10:00", [("10:07:00", "src/b.py")])
+    made = commit(repo, "10:12:00", {"src/a.py": "a", "src/b.py": "b"})
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).select("session_id", "evidence", "commit_hash", "in_branch").rows() == [
+        (f"claude-code:{S['1']}", "files_contain", made, True),
+        (f"claude-code:{S['2']}", "files_contain", made, True),
+    ]
+    with Store(db, read_only=True) as store:
+        assert store.query("SELECT branch, runs, commits FROM branch_costs").rows() == [("main", 2, 1)]
+        per_commit = store.query("SELECT sum(session_usd) AS usd FROM commit_costs")["usd"][0]
+        sessions = store.query("SELECT sum(usd) AS usd FROM session_costs")["usd"][0]
+        assert report.build(store).branches.select("branch", "runs", "commits").rows() == [("main", 2, 1)]
+    assert per_commit == pytest.approx(sessions) and per_commit > 0
