@@ -456,9 +456,7 @@ def _match(
     workdir = repo.workdir
     for c in commits:
         hexsha = str(c.oid)
-        claimable = (
-            not c.shallow and c.oid not in made_elsewhere and not any(hexsha[:n] in verified for n in lengths)
-        )
+        claimable = not c.shallow and c.oid not in made_elsewhere and not any(hexsha[:n] in verified for n in lengths)
         for s in sessions if claimable else ():
             if not s.start - SKEW_S <= c.time <= s.end + AFTER_S:
                 continue

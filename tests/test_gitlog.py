@@ -464,3 +464,39 @@ def test_a_commit_of_two_sessions_is_each_ones_and_counted_once(tmp_path):
         sessions = store.query("SELECT sum(usd) AS usd FROM session_costs")["usd"][0]
         assert report.build(store).branches.select("branch", "runs", "commits").rows() == [("main", 2, 1)]
     assert per_commit == pytest.approx(sessions) and per_commit > 0
+
+
+def test_a_crash_while_writing_leaves_the_last_rows(world, tmp_path, monkeypatch):
+    """Killed in the middle of writing what --git found: the store holds the earlier run's rows,
+    none of the new ones (one transaction); the next run writes the new ones."""
+    repo, logs, h = world
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    first = commits_rows(db)
+    git(repo, "reset", "-q", "--hard", "HEAD~4")  # main keeps 08:00 and 10:15; feat/x still holds the rest
+
+    class Killed:
+        """The store's connection, interrupted at Store.write_git's last insert."""
+
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT INTO commit_checks"):
+                raise KeyboardInterrupt
+            return self._con.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._con, name)
+
+    real = Store.con
+    with monkeypatch.context() as m:
+        m.setattr(Store, "con", property(lambda self: Killed(real.fget(self))))
+        with pytest.raises(KeyboardInterrupt):
+            ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).equals(first)
+    ingest([str(logs)], db=db, workers=1, git=True)
+    now = {c: (b, flag) for c, b, flag in commits_rows(db).select("commit_hash", "branch", "in_branch").rows()}
+    assert now[h["equal"]] == ("main", True)
+    assert now[h["contain"]] == ("feat/x", True)  # a heuristic row's branch: a local branch holding it
+    assert now[h["verified"][:7]] == ("main", False)  # a verified row's branch is its log's
