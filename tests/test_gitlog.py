@@ -501,3 +501,24 @@ def test_a_crash_while_writing_leaves_the_last_rows(world, tmp_path, monkeypatch
     assert now[h["equal"]] == ("main", True)
     assert now[h["contain"]] == ("feat/x", True)  # a heuristic row's branch: a local branch holding it
     assert now[h["verified"][:7]] == ("main", False)  # a verified row's branch is its log's
+
+
+def test_a_workspace_below_the_root_or_through_a_link(tmp_path):
+    """A session whose cwd is a folder inside the working tree, and one that reached the tree
+    through a symbolic link: their writes match in the tree's own paths."""
+    repo = new_repo(tmp_path / "lamp")
+    (repo / "pkg").mkdir()
+    link = tmp_path / "lamp-link"
+    link.symlink_to(repo)
+    logs = tmp_path / "logs"
+    transcript(logs, S["1"], repo / "pkg", "10:00:00", "10:05:00", [("10:01:00", "x.py")])
+    below = commit(repo, "10:08:00", {"pkg/x.py": "x"})
+    transcript(logs, S["2"], link, "11:00:00", "11:05:00", [("11:01:00", "src/y.py")])
+    linked = commit(repo, "11:08:00", {"src/y.py": "y"})
+    db = str(tmp_path / "s.duckdb")
+    summary = ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).select("session_id", "evidence", "commit_hash", "in_branch").rows() == [
+        (f"claude-code:{S['1']}", "files_equal", below, True),
+        (f"claude-code:{S['2']}", "files_equal", linked, True),
+    ]
+    assert summary.git["repositories"] == 1 and summary.git["problems"] == {}
