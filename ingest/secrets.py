@@ -19,15 +19,12 @@ import re
 # `hf_`, npm `npm_`.
 _EDGE = r"(?<![A-Za-z0-9_-])"  # a token starts at a boundary: `task-...` is not `sk-...`
 _VALUE = r"[^\s\"'`,;&|<>(){}\[\]$]"  # a literal value: not `$VAR`, `${{ secrets.X }}`, quotes
-_KEY_PREFIX = 40  # the most name characters before an assignment's keyword (`OPENAI_API_KEY`)
-# The keywords of the two assignment rules, lower case (the rules fold case).
+_NAME_CHARS = 40  # the most name characters before an assignment's keyword (`OPENAI_API_` of `..._KEY`)
+# The keywords of the two assignment rules (the rules fold case).
 _ASSIGNED: dict[str, str] = {
     "password": "password|passwd|passphrase",
     "secret": r"secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?",
 }
-
-
-_NAME_CHARS = 40  # of a generic assignment's name before its keyword (`OPENAI_API_` of `..._KEY`)
 
 
 def _assigned(keywords: str, min_len: int, digit: bool) -> str:
