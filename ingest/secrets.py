@@ -129,14 +129,15 @@ def _folded(text: str) -> str:
 
 
 # The generic assignments (`password`, `secret`) are the costly patterns: they can start at almost
-# any character, so a plain search tries every one. Every match holds a keyword that starts at
-# most ``_KEY_REACH`` characters after the match's start (`--`, then the name characters of
-# ``_assigned``), and the characters from the match's start to the keyword are name characters;
-# so the search tries only the starts in the run of name characters just before each keyword (in
-# the folded text, the ASCII class is exactly the pattern's case-insensitive class), in order, as
-# ``sub`` would find them. Every other rule is cheap once its literal is present, but `://` is
+# any character, so a plain search tries every one. Every match holds a keyword, and the keyword
+# one of the rule's literals (``_NEEDS``) at most ``len("private_")`` characters in (`key` of
+# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start (`--`,
+# then the name characters of ``_assigned``, then the keyword's own), and every character from the
+# start to it is a name character. The search tries only the starts in the run of name characters
+# just before each literal (in the folded text, the ASCII class is exactly the pattern's
+# case-insensitive class), in order, as ``sub`` would find them. Every other rule is cheap once its literal is present, but `://` is
 # in most texts: a URL's userinfo must also be there (what the rule's two forms have in common).
-_KEY_REACH = _NAME_CHARS + 2
+_KEY_REACH = 2 + _NAME_CHARS + len("private_")
 _NAME_RUN = re.compile(r"[a-z0-9_.-]*\Z").search
 _KEYWORDS = {"password": _NEEDS["password"][1], "secret": _NEEDS["secret"][1]}
 _USERINFO = re.compile(r"://[^\s/?#@]+@").search

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiongraph.ingest.secrets import RULES, _folded, mask, mask_plain
+from sessiongraph.ingest.secrets import _ASSIGNED, RULES, _folded, mask, mask_plain
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -206,3 +206,29 @@ def test_generic_assignments_found_from_their_keywords(text, masked):
     search, at the edges of how far back a match may start."""
     assert mask(text) == mask_plain(text)
     assert ("[REDACTED:" in mask(text)) == masked
+
+
+def _spellings(keywords: str) -> list[str]:
+    """Every keyword an assignment rule's alternation spells (`api[_-]?key`: apikey, api_key, api-key)."""
+    out = []
+    for word in keywords.split("|"):
+        forms = [""]
+        for part in re.findall(r"\[_-\]\?|.\?|.", word):
+            options = {"[_-]?": ["", "_", "-"]}.get(part) or (["", part[0]] if part.endswith("?") else [part])
+            forms = [f + o for f in forms for o in options]
+        out += forms
+    return out
+
+
+@pytest.mark.parametrize(("kind", "keyword"), [(k, w) for k, kw in _ASSIGNED.items() for w in _spellings(kw)])
+def test_every_keyword_is_found_at_the_longest_name(kind, keyword):
+    """mask looks for a literal of each keyword (`key` of `private_key`) and tries the starts up to
+    a reach before it: a keyword whose literal is not its first letters, after the longest name the
+    rule allows, is still masked."""
+    for text in (
+        "--" + "X" * 40 + keyword.upper() + "=abcdefgh12",
+        "x " + "n" * 40 + keyword + ": 'abcdefgh12'",
+        "--" + keyword + " abcdefgh12",
+    ):
+        assert mask(text) == mask_plain(text)
+        assert f"[REDACTED:{kind}]" in mask(text), text
