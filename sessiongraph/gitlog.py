@@ -28,12 +28,13 @@ The walk starts at the local branches, HEAD, the commits HEAD's reflog records (
 rebased away is still found, in_branch false) and the commits stored for these sessions, and goes
 back, newest first, only to a day before the earliest session (``LOOKBACK_S``: commit times may be
 a little out of order), at most ``MAX_WALK`` commits a repository (newer ones count: a walk cannot
-skip them). Only hashes, branches, the
+skip them). A session whose window starts before where a cut walk stopped gets no new heuristic
+rows and keeps those an earlier run found (its matches would be missing commits). Only hashes, branches, the
 ``owner/name`` of the ``origin`` remote and times are kept: a commit message, an author and a
 remote's credentials are never read into a row.
 
-Each run replaces the heuristic rows and ``in_branch`` of the sessions whose repository it read,
-in one transaction (``Store.write_git``); sessions whose repository it cannot read now keep what
+Each run replaces the heuristic rows and ``in_branch`` of the sessions whose repository it read
+(less those a cut walk did not reach), in one transaction (``Store.write_git``); sessions whose repository it cannot read now keep what
 an earlier run found. A plain ingest keeps both (``Store.write``). What could not be read is
 counted by ``PROBLEMS`` code, never raised.
 """
@@ -69,8 +70,8 @@ PROBLEMS: dict[str, str] = {
     "unreadable_repository": "a repository that could not be opened or read (corrupt, not this user's ...): "
     "its sessions keep what an earlier ingest --git found",
     "shallow_boundary": "a commit at a shallow clone's edge: its parents are not there, so its changes are unknown",
-    "walk_cut": f"a repository with more than {MAX_WALK:,} commits from its newest back to the sessions' window: "
-    "the walk stopped there (older sessions there get no heuristic rows)",
+    "walk_cut": f"a session older than the newest {MAX_WALK:,} commits of its repository: the walk stopped "
+    "before its window, so its heuristic rows stay as an earlier ingest --git found them",
     "commit_not_found": "a commit row whose hash its session's repository does not hold: in_branch stays null",
 }
 
@@ -128,12 +129,14 @@ class _Commit:
     oid: pygit2.Oid
     time: float
     changed: frozenset[str]
+    shallow: bool = False  # a shallow clone's edge: its changes are unknown, it matches no session
 
 
 @dataclass
 class _Found:
     rows: list[dict] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)  # sessions a cut walk did not reach: keep their rows
     problems: Counter[str] = field(default_factory=Counter)
 
 
@@ -160,6 +163,7 @@ def read_git(store: Store, ingest_id: int) -> GitSummary:
     stored_of = _grouped(stored)
     verified = {h for h, git in zip(stored["commit_hash"], stored["git"], strict=True) if not git}
     read_ids: list[str] = []
+    cut_ids: list[str] = []
     rows: list[dict] = []
     checks: list[dict] = []
     for repo, placed in trees.values():
@@ -173,12 +177,14 @@ def read_git(store: Store, ingest_id: int) -> GitSummary:
         read_ids += [s["session_id"] for _cwd, s in placed]
         rows += found.rows
         checks += found.checks
+        cut_ids += found.cut
         problems.update(found.problems)
     summary.sessions = len(read_ids)
     frame = pl.DataFrame(rows, schema=COMMITS, orient="row") if rows else pl.DataFrame(schema=COMMITS)
     check_schema = {"session_id": pl.String, "commit_hash": pl.String, "in_branch": pl.Boolean}
     check_frame = pl.DataFrame(checks, schema=check_schema).unique(["session_id", "commit_hash"], keep="first")
-    store.write_git(read_ids, frame, check_frame, ingest_id)
+    matched = sorted(set(read_ids) - set(cut_ids))
+    store.write_git(read_ids, matched, frame, check_frame, ingest_id)
     summary.heuristic = dict(sorted(Counter(frame["evidence"].to_list()).items()))
     flags = [*frame["in_branch"].to_list(), *check_frame["in_branch"].to_list()]
     summary.in_branch = {
@@ -280,9 +286,15 @@ def _read_tree(
     stored_hashes = [r["commit_hash"] for _c, s in members for r in stored_of.get(s["session_id"], ())]
     tips = [*branches.values(), *([head] if head else []), *made_here, *_resolved(repo, stored_hashes)]
     # No session wrote there: no commit can be its work, only its commit rows' in_branch is wanted.
-    commits = _walk(repo, tips, lo, hi, found.problems) if any(s.writes for s in sessions) else []
+    commits, floor = _walk(repo, tips, lo, hi) if any(s.writes for s in sessions) else ([], None)
+    if floor is not None:  # the walk stopped at `floor`: a session whose window starts there or before misses commits
+        found.cut = [s.session_id for s in sessions if s.writes and s.start - SKEW_S <= floor]
+        found.problems["walk_cut"] += len(found.cut)
     reach = _Reach(repo, branches, head)
-    heuristic = _match(sessions, commits, verified, made_elsewhere, repo)
+    cut = set(found.cut)
+    reached = [s for s in sessions if s.session_id not in cut]
+    heuristic = _match(reached, commits, verified, made_elsewhere, repo)
+    found.problems["shallow_boundary"] += sum(c.shallow for c in commits)
     origin = _origin(repo)
     for session, c, evidence in heuristic:
         branch, in_branch = reach.branch_of(c.oid, session.branch)
@@ -375,9 +387,11 @@ def _resolved(repo: pygit2.Repository, hashes: list[str]) -> list[pygit2.Oid]:
     return [oid for h in dict.fromkeys(hashes) if (oid := _resolve(repo, h)) is not None]
 
 
-def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float, problems: Counter[str]) -> list[_Commit]:
+def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float) -> tuple[list[_Commit], float | None]:
     """The non-merge commits reachable from ``tips`` with a commit time in [lo, hi], oldest
-    first, each with the paths it changed against its parent (a root commit: all its files)."""
+    first, each with the paths it changed against its parent (a root commit: all its files; a
+    shallow clone's edge commit: ``shallow``, none); and the commit time the walk stopped at when
+    ``MAX_WALK`` cut it (else None)."""
     walker = None
     for tip in dict.fromkeys(tips):
         try:
@@ -388,20 +402,21 @@ def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float, problems: C
         except (pygit2.GitError, KeyError, ValueError):
             continue  # a reflog entry whose commit was collected
     if walker is None:
-        return []
+        return [], None
     shallow = _shallow(repo)
     out: list[_Commit] = []
+    floor = None
     for n, commit in enumerate(walker):
-        if n >= MAX_WALK:
-            problems["walk_cut"] += 1
-            break
         t = float(commit.commit_time)
+        if n >= MAX_WALK:
+            floor = t
+            break
         if t < lo - LOOKBACK_S:
             break
         if not lo <= t <= hi or len(commit.parent_ids) > 1:
             continue
         if str(commit.id) in shallow:
-            problems["shallow_boundary"] += 1
+            out.append(_Commit(commit.id, t, frozenset(), shallow=True))
             continue
         if commit.parent_ids:
             diff = commit.tree.diff_to_tree(commit.parents[0].tree)
@@ -410,7 +425,7 @@ def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float, problems: C
         changed = frozenset(p for d in diff.deltas for p in (d.old_file.path, d.new_file.path))
         out.append(_Commit(commit.id, t, changed))
     out.sort(key=lambda c: (c.time, str(c.oid)))
-    return out
+    return out, floor
 
 
 def _shallow(repo: pygit2.Repository) -> set[str]:
@@ -441,7 +456,7 @@ def _match(
     workdir = repo.workdir
     for c in commits:
         hexsha = str(c.oid)
-        claimable = c.oid not in made_elsewhere and not any(hexsha[:n] in verified for n in lengths)
+        claimable = not c.shallow and c.oid not in made_elsewhere and not any(hexsha[:n] in verified for n in lengths)
         for s in sessions if claimable else ():
             if not s.start - SKEW_S <= c.time <= s.end + AFTER_S:
                 continue

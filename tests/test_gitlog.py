@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -18,6 +19,7 @@ from sessiongraph.dataset import run_trajectories
 from sessiongraph.dataset.messages import commit_labels
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
+from sessiongraph.views import report
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary to build repositories")
 
@@ -244,7 +246,7 @@ def test_heuristic_rows_tiers_evidence_and_in_branch(world, tmp_path):
     with Store(db, read_only=True) as store:
         # a heuristic row's time is its commit's, its log the session's
         rows = store.query("SELECT ts, source_path, call_id, line FROM commits WHERE session_id = ?", [sid["1"]])
-        assert str(rows["ts"][0]) == f"{DAY} 10:15:00+00:00"
+        assert rows["ts"][0] == datetime(2026, 1, 5, 10, 15, tzinfo=UTC)  # whatever the local time zone
         assert rows["source_path"][0].endswith(f"{S['1']}.jsonl") and rows["call_id"][0] is None
         # dollars: each row carries its session's and its run's, as the views sum them
         costs = store.query(
@@ -419,3 +421,104 @@ def test_pruned_repository_keeps_the_earlier_rows(world, tmp_path):
     summary = ingest([str(logs)], db=db, workers=1, git=True)
     assert summary.git["problems"] == {"cwd_missing": 6} and summary.git["repositories"] == 0
     assert commits_rows(db).equals(first)
+
+
+def test_a_cut_walk_keeps_the_rows_of_the_sessions_it_did_not_reach(world, tmp_path, monkeypatch):
+    """A history grown past MAX_WALK since the last --git: the sessions older than where the walk
+    stopped keep the rows found before (counted), the newer ones are matched again."""
+    _repo, logs, _h = world
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    first = commits_rows(db)
+    with Store(db) as store:  # marks the rows found first: a row matched again is written anew
+        store.con.execute("UPDATE commits SET ingest_id = -1 WHERE tier = 'heuristic'")
+    monkeypatch.setattr(gitlog, "MAX_WALK", 2)  # walked: 14:10 (reset away), 13:30; stopped at 13:05
+    summary = ingest([str(logs)], db=db, workers=1, git=True)
+    assert summary.git["problems"] == {"walk_cut": 4}  # sessions 1-4 (which wrote there) start before 13:05
+    assert commits_rows(db).equals(first)
+    with Store(db, read_only=True) as store:
+        kept = store.query("SELECT session_id, ingest_id = -1 AS kept FROM commits WHERE tier = 'heuristic'")
+    assert sorted(kept.rows()) == [
+        (f"claude-code:{S['1']}", True),
+        (f"claude-code:{S['2']}", True),
+        (f"claude-code:{S['6']}", False),
+    ]
+
+
+def test_a_commit_of_two_sessions_is_each_ones_and_counted_once(tmp_path):
+    """Two sessions in a row, each wrote one file, one commit holds both: a files_contain row each
+    (each session's dollars went into it), one commit on the branch."""
+    repo = new_repo(tmp_path / "lamp")
+    logs = tmp_path / "logs"
+    transcript(logs, S["1"], repo, "10:00:00", "10:05:00", [("10:01:00", "src/a.py")])
+    transcript(logs, S["2"], repo, "10:06:00", "10:10:00", [("10:07:00", "src/b.py")])
+    made = commit(repo, "10:12:00", {"src/a.py": "a", "src/b.py": "b"})
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).select("session_id", "evidence", "commit_hash", "in_branch").rows() == [
+        (f"claude-code:{S['1']}", "files_contain", made, True),
+        (f"claude-code:{S['2']}", "files_contain", made, True),
+    ]
+    with Store(db, read_only=True) as store:
+        assert store.query("SELECT branch, runs, commits FROM branch_costs").rows() == [("main", 2, 1)]
+        per_commit = store.query("SELECT sum(session_usd) AS usd FROM commit_costs")["usd"][0]
+        sessions = store.query("SELECT sum(usd) AS usd FROM session_costs")["usd"][0]
+        assert report.build(store).branches.select("branch", "runs", "commits").rows() == [("main", 2, 1)]
+    assert per_commit == pytest.approx(sessions) and per_commit > 0
+
+
+def test_a_crash_while_writing_leaves_the_last_rows(world, tmp_path, monkeypatch):
+    """Killed in the middle of writing what --git found: the store holds the earlier run's rows,
+    none of the new ones (one transaction); the next run writes the new ones."""
+    repo, logs, h = world
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(logs)], db=db, workers=1, git=True)
+    first = commits_rows(db)
+    git(repo, "reset", "-q", "--hard", "HEAD~4")  # main keeps 08:00 and 10:15; feat/x still holds the rest
+
+    class Killed:
+        """The store's connection, interrupted at Store.write_git's last insert."""
+
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT INTO commit_checks"):
+                raise KeyboardInterrupt
+            return self._con.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._con, name)
+
+    real = Store.con
+    with monkeypatch.context() as m:
+        m.setattr(Store, "con", property(lambda self: Killed(real.fget(self))))
+        with pytest.raises(KeyboardInterrupt):
+            ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).equals(first)
+    ingest([str(logs)], db=db, workers=1, git=True)
+    now = {c: (b, flag) for c, b, flag in commits_rows(db).select("commit_hash", "branch", "in_branch").rows()}
+    assert now[h["equal"]] == ("main", True)
+    assert now[h["contain"]] == ("feat/x", True)  # a heuristic row's branch: a local branch holding it
+    assert now[h["verified"][:7]] == ("main", False)  # a verified row's branch is its log's
+
+
+def test_a_workspace_below_the_root_or_through_a_link(tmp_path):
+    """A session whose cwd is a folder inside the working tree, and one that reached the tree
+    through a symbolic link: their writes match in the tree's own paths."""
+    repo = new_repo(tmp_path / "lamp")
+    (repo / "pkg").mkdir()
+    link = tmp_path / "lamp-link"
+    link.symlink_to(repo)
+    logs = tmp_path / "logs"
+    transcript(logs, S["1"], repo / "pkg", "10:00:00", "10:05:00", [("10:01:00", "x.py")])
+    below = commit(repo, "10:08:00", {"pkg/x.py": "x"})
+    transcript(logs, S["2"], link, "11:00:00", "11:05:00", [("11:01:00", "src/y.py")])
+    linked = commit(repo, "11:08:00", {"src/y.py": "y"})
+    db = str(tmp_path / "s.duckdb")
+    summary = ingest([str(logs)], db=db, workers=1, git=True)
+    assert commits_rows(db).select("session_id", "evidence", "commit_hash", "in_branch").rows() == [
+        (f"claude-code:{S['1']}", "files_equal", below, True),
+        (f"claude-code:{S['2']}", "files_equal", linked, True),
+    ]
+    assert summary.git["repositories"] == 1 and summary.git["problems"] == {}

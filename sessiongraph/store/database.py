@@ -465,17 +465,27 @@ class Store:
             " AND commits.source_path IN (SELECT source_path FROM batch_commits)"
         )
 
-    def write_git(self, sessions: list[str], rows: pl.DataFrame, checks: pl.DataFrame, ingest_id: int) -> None:
+    def write_git(
+        self, sessions: list[str], matched: list[str], rows: pl.DataFrame, checks: pl.DataFrame, ingest_id: int
+    ) -> None:
         """What ``ingest --git`` found for the sessions whose repository it read (``sessiongraph.gitlog``),
-        in one transaction: their heuristic ``commits`` rows replaced by ``rows``, ``in_branch`` of
-        their verified commit rows set from ``checks`` (session_id, commit_hash, in_branch; null
-        where it found none), which ``commit_checks`` keeps for logs read again later."""
+        in one transaction: the heuristic ``commits`` rows of ``matched`` (those of ``sessions`` its
+        walk reached) replaced by ``rows``, ``in_branch`` of the verified commit rows of ``sessions``
+        set from ``checks`` (session_id, commit_hash, in_branch; null where it found none), which
+        ``commit_checks`` keeps for logs read again later."""
         con = self.con
-        read = pl.DataFrame({"session_id": sessions}, schema={"session_id": pl.String})
+        schema = {"session_id": pl.String}
+        read = pl.DataFrame({"session_id": sessions}, schema=schema)
+        walked = pl.DataFrame({"session_id": matched}, schema=schema)
         checks = checks.with_columns(ingest_id=pl.lit(ingest_id, pl.Int64))
-        tables = {"git_sessions": read.to_arrow(), "git_rows": rows.to_arrow(), "git_checks": checks.to_arrow()}
+        tables = {
+            "git_sessions": read.to_arrow(),
+            "git_matched": walked.to_arrow(),
+            "git_rows": rows.to_arrow(),
+            "git_checks": checks.to_arrow(),
+        }
         with registered(con, tables), transaction(con):
-            con.execute(f"DELETE FROM commits WHERE {GIT_ROWS} AND session_id IN (SELECT session_id FROM git_sessions)")
+            con.execute(f"DELETE FROM commits WHERE {GIT_ROWS} AND session_id IN (SELECT session_id FROM git_matched)")
             if rows.height:
                 con.execute(f"INSERT INTO commits BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM git_rows")
             con.execute("DELETE FROM commit_checks WHERE session_id IN (SELECT session_id FROM git_sessions)")
