@@ -43,6 +43,13 @@ _GIT_COMMIT = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+commit\b")
 _GH_PR_CREATE = re.compile(r"(^|[\s;&|(])gh\s+pr\s+create\b")
 _GIT_PUSH = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+push\b")
 MAX_ROWS = 20  # per call: a command that prints more is not one agent's commit
+MAX_PR_NUMBER = 2**63 - 1  # pr_number is a BIGINT: a larger number in a record is no PR's
+
+
+def _number(digits: str) -> int | None:
+    """A PR URL's number, None past what a BIGINT holds (no PR's)."""
+    n = int(digits)
+    return n if n <= MAX_PR_NUMBER else None
 
 
 def made_by(command: object) -> bool:
@@ -59,7 +66,7 @@ def output_facts(texts: Iterable[str | None]) -> list[tuple]:
     if not output:
         return []
     facts: list[tuple] = [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
-    facts += [("pr", m["repo"], m[0], int(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
+    facts += [("pr", m["repo"], m[0], _number(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
     facts += [("push", m["branch"]) for m in _NEW_BRANCH.finditer(output)][:MAX_ROWS]
     return facts
 
@@ -110,8 +117,8 @@ def from_pr_link(rec: dict, ts, line: int) -> list[dict]:
     if not isinstance(url, str) or not url:
         return []
     m = _PR_URL.search(url)
-    if not isinstance(number, int) or isinstance(number, bool):
-        number = int(m["number"]) if m else None
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= MAX_PR_NUMBER:
+        number = _number(m["number"]) if m else None
     if not isinstance(repo, str):
         repo = m["repo"] if m else None
     return [

@@ -252,3 +252,13 @@ def test_run_trajectories_carry_the_task_repo_and_base_commit(tmp_path):
             "e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4",
         ),
     ]
+
+
+def test_a_pr_number_past_bigint_is_none():
+    """A record or URL whose PR number no BIGINT holds: the row keeps its URL, not the number."""
+    url = "https://github.com/dev/lamp/pull/42"
+    assert commits.from_pr_link({"prUrl": url, "prNumber": 2**64 - 1}, None, 1)[0]["pr_number"] == 42
+    huge = "https://github.com/dev/lamp/pull/18446744073709551615"
+    assert commits.from_pr_link({"prUrl": huge, "prNumber": 2**64 - 1}, None, 1)[0]["pr_number"] is None
+    rows = commits.from_shell({"call_id": "c", "command": "gh pr create -f", "line": 1}, [huge])
+    assert [(r["pr_url"], r["pr_number"]) for r in rows] == [(huge, None)]
