@@ -26,12 +26,14 @@ For every stored session whose ``cwd`` lies inside a git working tree on this ma
 
 The walk starts at the local branches, HEAD, the commits HEAD's reflog records (a commit reset or
 rebased away is still found, in_branch false) and the commits stored for these sessions, and goes
-back, newest first, only to a day before the earliest session (``LOOKBACK_S``: commit times may be
-a little out of order), at most ``MAX_WALK`` commits a repository (newer ones count: a walk cannot
-skip them). A session whose window starts before where a cut walk stopped gets no new heuristic
-rows and keeps those an earlier run found (its matches would be missing commits). Only hashes, branches, the
-``owner/name`` of the ``origin`` remote and times are kept: a commit message, an author and a
-remote's credentials are never read into a row.
+back, newest first, only to a day before the earliest session that wrote there (``LOOKBACK_S``:
+commit times may be a little out of order), at most ``MAX_WALK`` commits a repository (newer ones
+count: a walk cannot skip them). Only the commits inside some writing session's window are
+diffed (the costly part); the others only carry reachability. A session whose window starts
+before where a cut walk stopped gets no new heuristic rows and keeps those an earlier run found
+(its matches would be missing commits). Only hashes, branches, the ``owner/name`` of the
+``origin`` remote and times are kept: a commit message, an author and a remote's credentials
+are never read into a row.
 
 Each run replaces the heuristic rows and ``in_branch`` of the sessions whose repository it read
 (less those a cut walk did not reach), in one transaction (``Store.write_git``); sessions whose repository it cannot read now keep what
@@ -278,19 +280,20 @@ def _read_tree(
                 session.writes.setdefault(rel, []).append(w["ts"].timestamp())
                 session.source_path = w["source_path"]  # the log of its latest write, the rows' evidence
         sessions.append(session)
-    lo = min(s.start for s in sessions) - SKEW_S
-    hi = max(s.end for s in sessions) + AFTER_S
+    # Only a session that wrote there can have made a commit, only in its window: the commits
+    # outside every such window need no diff (one before a session's writes cannot take them).
+    windows = _merged([(s.start - SKEW_S, s.end + AFTER_S) for s in sessions if s.writes])
     branches = _branches(repo)
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).id
     made_here, made_elsewhere = _reflogs(repo)
     stored_hashes = [r["commit_hash"] for _c, s in members for r in stored_of.get(s["session_id"], ())]
     tips = [*branches.values(), *([head] if head else []), *made_here, *_resolved(repo, stored_hashes)]
     # No session wrote there: no commit can be its work, only its commit rows' in_branch is wanted.
-    commits, floor = _walk(repo, tips, lo, hi) if any(s.writes for s in sessions) else ([], None)
+    commits, floor, parents = _walk(repo, tips, windows) if windows else ([], None, {})
     if floor is not None:  # the walk stopped at `floor`: a session whose window starts there or before misses commits
         found.cut = [s.session_id for s in sessions if s.writes and s.start - SKEW_S <= floor]
         found.problems["walk_cut"] += len(found.cut)
-    reach = _Reach(repo, branches, head)
+    reach = _Reach(repo, branches, head, parents)
     cut = set(found.cut)
     reached = [s for s in sessions if s.session_id not in cut]
     heuristic = _match(reached, commits, verified, made_elsewhere, repo)
@@ -387,11 +390,25 @@ def _resolved(repo: pygit2.Repository, hashes: list[str]) -> list[pygit2.Oid]:
     return [oid for h in dict.fromkeys(hashes) if (oid := _resolve(repo, h)) is not None]
 
 
-def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float) -> tuple[list[_Commit], float | None]:
-    """The non-merge commits reachable from ``tips`` with a commit time in [lo, hi], oldest
-    first, each with the paths it changed against its parent (a root commit: all its files; a
-    shallow clone's edge commit: ``shallow``, none); and the commit time the walk stopped at when
-    ``MAX_WALK`` cut it (else None)."""
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of time spans, as sorted disjoint spans."""
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _walk(
+    repo: pygit2.Repository, tips: list, windows: list[tuple[float, float]]
+) -> tuple[list[_Commit], float | None, dict[pygit2.Oid, list[pygit2.Oid]]]:
+    """The non-merge commits reachable from ``tips`` with a commit time in one of ``windows``
+    (sorted, disjoint), oldest first, each with the paths it changed against its parent (a root
+    commit: all its files; a shallow clone's edge commit: ``shallow``, none); the commit time the
+    walk stopped at when ``MAX_WALK`` cut it (else None); and the parents of every commit walked,
+    for reachability (``_Reach``)."""
     walker = None
     for tip in dict.fromkeys(tips):
         try:
@@ -402,18 +419,22 @@ def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float) -> tuple[li
         except (pygit2.GitError, KeyError, ValueError):
             continue  # a reflog entry whose commit was collected
     if walker is None:
-        return [], None
+        return [], None, {}
     shallow = _shallow(repo)
+    starts = [a for a, _b in windows]
     out: list[_Commit] = []
+    parents: dict[pygit2.Oid, list[pygit2.Oid]] = {}
     floor = None
     for n, commit in enumerate(walker):
         t = float(commit.commit_time)
         if n >= MAX_WALK:
             floor = t
             break
-        if t < lo - LOOKBACK_S:
+        if t < starts[0] - LOOKBACK_S:
             break
-        if not lo <= t <= hi or len(commit.parent_ids) > 1:
+        parents[commit.id] = commit.parent_ids
+        i = bisect_right(starts, t) - 1
+        if i < 0 or t > windows[i][1] or len(commit.parent_ids) > 1:
             continue
         if str(commit.id) in shallow:
             out.append(_Commit(commit.id, t, frozenset(), shallow=True))
@@ -425,7 +446,7 @@ def _walk(repo: pygit2.Repository, tips: list, lo: float, hi: float) -> tuple[li
         changed = frozenset(p for d in diff.deltas for p in (d.old_file.path, d.new_file.path))
         out.append(_Commit(commit.id, t, changed))
     out.sort(key=lambda c: (c.time, str(c.oid)))
-    return out, floor
+    return out, floor, parents
 
 
 def _shallow(repo: pygit2.Repository) -> set[str]:
@@ -495,20 +516,51 @@ def _origin(repo: pygit2.Repository) -> str | None:
 
 
 class _Reach:
-    """Reachability of commits from a repository's local branches and HEAD, cached."""
+    """Reachability of commits from a repository's local branches and HEAD, cached.
 
-    def __init__(self, repo: pygit2.Repository, branches: dict[str, pygit2.Oid], head: pygit2.Oid | None):
-        self.repo, self.branches, self.head = repo, branches, head
+    The walk's commits (``parents``) answer most questions at once: each tip's bit carried down
+    their parent links (``_held``), so a commit found below a tip there is held by it. A commit
+    not found so (outside the walk, or reset away) is asked of libgit2 (``descendant_of``, a walk
+    of its own each time: slow on a deep history, exact)."""
+
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        branches: dict[str, pygit2.Oid],
+        head: pygit2.Oid | None,
+        parents: dict[pygit2.Oid, list[pygit2.Oid]],
+    ):
+        self.repo, self.branches, self.head, self.parents = repo, branches, head, parents
+        self.tips = [*branches.values(), *([head] if head else [])]
+        self._bit = {tip: 1 << i for i, tip in enumerate(dict.fromkeys(self.tips))}
+        self._masks: dict[pygit2.Oid, int] | None = None
         self._cache: dict[tuple, bool] = {}
 
+    def _held(self, oid: pygit2.Oid) -> int:
+        """The bits of the tips the walk found ``oid`` below (or at)."""
+        if self._masks is None:
+            masks = {tip: bit for tip, bit in self._bit.items() if tip in self.parents}
+            stack = list(masks)
+            while stack:  # a commit that gains bits passes them on again: exact in any order
+                c = stack.pop()
+                bits = masks[c]
+                for p in self.parents[c]:
+                    if p in self.parents and (old := masks.get(p, 0)) | bits != old:
+                        masks[p] = old | bits
+                        stack.append(p)
+            self._masks = masks
+        return self._masks.get(oid, 0)
+
     def _from(self, tip: pygit2.Oid, oid: pygit2.Oid) -> bool:
+        if self._held(oid) & self._bit.get(tip, 0):
+            return True
         key = (tip, oid)
         if key not in self._cache:
             self._cache[key] = tip == oid or self.repo.descendant_of(tip, oid)
         return self._cache[key]
 
     def _anywhere(self, oid: pygit2.Oid) -> bool:
-        return any(self._from(t, oid) for t in [*self.branches.values(), *([self.head] if self.head else [])])
+        return bool(self._held(oid)) or any(self._from(t, oid) for t in self.tips)
 
     def in_branch(self, oid: pygit2.Oid, branch: str | None) -> bool:
         """Reachable from ``branch`` when it is a local branch, else from any local branch or HEAD."""
@@ -521,7 +573,10 @@ class _Reach:
         else the first local branch that does, else the session's branch, not holding it."""
         if preferred in self.branches and self._from(self.branches[preferred], oid):
             return preferred, True
-        holding = next((b for b, tip in self.branches.items() if self._from(tip, oid)), None)
+        held = self._held(oid)
+        holding = next((b for b, tip in self.branches.items() if held & self._bit[tip]), None)
+        if holding is None and not held:
+            holding = next((b for b, tip in self.branches.items() if self._from(tip, oid)), None)
         if holding is not None:
             return holding, True
         if self.head is not None and self._from(self.head, oid):
