@@ -131,28 +131,42 @@ def _folded(text: str) -> str:
 # The generic assignments (`password`, `secret`) are the costly patterns: they can start at almost
 # any character, so a plain search tries every one. Every match holds a keyword, and the keyword
 # one of the rule's literals (``_NEEDS``) at most ``len("private_")`` characters in (`key` of
-# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start (`--`,
-# then the name characters of ``_assigned``, then the keyword's own), and every character from the
-# start to it is a name character. The search tries only the starts in the run of name characters
-# just before each literal (in the folded text, the ASCII class is exactly the pattern's
-# case-insensitive class), in order, as ``sub`` would find them. Every other rule is cheap once its literal is present, but `://` is
-# in most texts: a URL's userinfo must also be there (what the rule's two forms have in common).
+# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start
+# (`--`, then the name characters of ``_assigned``, then the keyword's own), and every character
+# from the start to it is a name character. After the literal come the rest of the keyword (none,
+# `s` of `credentials`, `word` of `password`) and the first character of a separator (`=`, `:`, a
+# quote or a space): most literals in text (`keys`, `tokens`, `passed`) are not followed so and
+# are never looked at again. The search tries only the starts in the run of name characters just
+# before each literal left (in the folded text, the ASCII class is exactly the pattern's
+# case-insensitive class, and the separator's first characters the same), in order, as ``sub``
+# would find them. Every other rule is cheap once its literal is present, but `://` is in most
+# texts: a URL's userinfo must also be there (what the rule's two forms have in common).
 _KEY_REACH = 2 + _NAME_CHARS + len("private_")
-_NAME_RUN = re.compile(r"[a-z0-9_.-]*\Z").search
-_KEYWORDS = {"password": _NEEDS["password"][1], "secret": _NEEDS["secret"][1]}
+_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_SEPARATOR = r"""[\s"'=:]"""
+_KEYWORD_TAILS = {
+    "password": {"pass": "(?:word|wd|phrase)"},
+    "secret": {"secret": "", "token": "", "key": "", "credential": "s?"},
+}
+_LITERALS = {
+    kind: tuple((word, re.compile(tail + _SEPARATOR).match) for word, tail in tails.items())
+    for kind, tails in _KEYWORD_TAILS.items()
+}
 _USERINFO = re.compile(r"://[^\s/?#@]+@").search
 
 
-def _anchored_sub(pattern: re.Pattern, keywords: tuple[str, ...], repl, text: str, low: str) -> str:
-    """``pattern.sub(repl, text)`` for a generic assignment, searched from its keywords only."""
-    starts = sorted({i for word in keywords for i in _finds(low, word)})
+def _anchored_sub(pattern: re.Pattern, literals, repl, text: str, low: str) -> str:
+    """``pattern.sub(repl, text)`` for a generic assignment, searched from its literals only."""
+    starts = sorted(_followed(low, literals))
     out: list[str] = []
     done = pos = 0  # text[:done] is in out; no match starts before pos
     match = pattern.match
     for q in starts:
         if q < pos:
             continue
-        s = _NAME_RUN(low, max(pos, q - _KEY_REACH), q).start()  # type: ignore[union-attr]
+        s, lo = q, max(pos, q - _KEY_REACH)
+        while s > lo and low[s - 1] in _NAME:  # back to the start of the name run
+            s -= 1
         while s <= q:
             m = match(text, s)
             if m is not None:
@@ -169,11 +183,15 @@ def _anchored_sub(pattern: re.Pattern, keywords: tuple[str, ...], repl, text: st
     return "".join(out)
 
 
-def _finds(text: str, word: str) -> list[int]:
-    found, i = [], text.find(word)
-    while i >= 0:
-        found.append(i)
-        i = text.find(word, i + 1)
+def _followed(low: str, literals) -> set[int]:
+    """Where in ``low`` a literal stands that the rest of its keyword and a separator follow."""
+    found = set()
+    for word, tail in literals:
+        i = low.find(word)
+        while i >= 0:
+            if tail(low, i + len(word)):
+                found.add(i)
+            i = low.find(word, i + 1)
     return found
 
 
@@ -191,9 +209,7 @@ def mask(text: str | None) -> str | None:
         if folded:
             if low is None:
                 low = _folded(text)
-            if not any(w in low for w in folded):
-                continue
-            new = _anchored_sub(pattern, _KEYWORDS[kind], repl, text, low)
+            new = _anchored_sub(pattern, _LITERALS[kind], repl, text, low)
         elif any(w in text for w in exact) and (kind != "url_credentials" or _USERINFO(text)):
             new = pattern.sub(repl, text)
         else:
