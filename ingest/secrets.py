@@ -127,10 +127,11 @@ _KEYWORDS: dict[str, dict[str, str]] = {  # rule -> literal -> what follows it i
 # lowered, a text has the same length (U+0130 is the one character whose lowercase is two) and an
 # ASCII letter wherever the pattern would see one.
 _FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_FOLDED = re.compile("[" + "".join(map(chr, _FOLDS)) + "]").search
 
 
 def _folded(text: str) -> str:
-    if not text.isascii() and any(chr(c) in text for c in _FOLDS):
+    if not text.isascii() and _FOLDED(text):
         text = text.translate(_FOLDS)
     return text.lower()
 
@@ -144,10 +145,13 @@ _ALL: tuple[str, ...] = tuple(
     dict.fromkeys([w.lower() for ws in _LITERALS.values() for w in ws] + [w for ws in _KEYWORDS.values() for w in ws])
 )
 _FIND = ahocorasick_rs.AhoCorasick(list(_ALL), implementation=ahocorasick_rs.Implementation.DFA)
-_LITERAL_IDS = {kind: frozenset(_ALL.index(w.lower()) for w in ws) for kind, ws in _LITERALS.items()}
 _KEYWORD_IDS = {
     kind: {_ALL.index(w): re.compile(tail + _SEPARATOR).match for w, tail in ws.items()}
     for kind, ws in _KEYWORDS.items()
+}
+# rule -> the ids of its literals: a rule none of whose literals is found is skipped
+_LITERAL_IDS = {kind: frozenset(_ALL.index(w.lower()) for w in ws) for kind, ws in _LITERALS.items()} | {
+    kind: frozenset(ids) for kind, ids in _KEYWORD_IDS.items()
 }
 
 
@@ -212,17 +216,15 @@ def mask(text: str | None) -> str | None:
     for kind, pattern, repl in _GUARDED:
         if not ids:
             break  # no literal left: no rule can match
+        if ids.isdisjoint(_LITERAL_IDS[kind]):
+            continue
         keywords = _KEYWORD_IDS.get(kind)
         if keywords is not None:
             starts = sorted({start for i, start, end in found if i in keywords and keywords[i](low, end)})
             if not starts:
                 continue
             new = _anchored_sub(pattern, starts, repl, text, low)
-        elif (
-            ids & _LITERAL_IDS[kind]
-            and any(w in text for w in _LITERALS[kind])
-            and (kind != "url_credentials" or _USERINFO(text))
-        ):
+        elif any(w in text for w in _LITERALS[kind]) and (kind != "url_credentials" or _USERINFO(text)):
             new = pattern.sub(repl, text)
         else:
             continue
