@@ -56,7 +56,8 @@ def ingest(corpus: Path, profile: str, db: Path, path: Path | None) -> dict:
     cmd = [sys.executable, "-m", "sessiongraph", "ingest", str(corpus), "--db", str(db)]
     cmd += ["--workers", "1", "--json", "--privacy", profile]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Run from the store's folder: `-m` puts the working folder first on sys.path, before PYTHONPATH.
+    proc = subprocess.Popen(cmd, env=env, cwd=db.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -65,6 +66,16 @@ def ingest(corpus: Path, profile: str, db: Path, path: Path | None) -> dict:
     for leftover in db.parent.glob(db.name + "*"):
         leftover.unlink()
     return {"cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024, "wall_s": wall}
+
+
+def ran_from(path: Path | None, cwd: Path) -> str:
+    """Where the children's sessiongraph is imported from (a check that --code took)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path) + os.pathsep + env.get("PYTHONPATH", "")
+    probe = "import sessiongraph.ingest.secrets as s, os; print(os.path.dirname(os.path.dirname(os.path.realpath(s.__file__))))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=cwd, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
 
 
 def measure(corpus: Path, runs: int, path: Path | None, workdir: Path) -> dict:
@@ -89,13 +100,14 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="sg-privacy-") as tmp:
         path = layout(args.code.resolve(), Path(tmp)) if args.code else None
-        results = [measure(c, args.runs, path, Path(tmp)) for c in args.corpora]
+        code = ran_from(path, Path(tmp))
+        results = [measure(c.resolve(), args.runs, path, Path(tmp)) for c in args.corpora]
     load = os.getloadavg()[0]
     if args.json:
         for r in results:
-            print(json.dumps({**r, "load_average": round(load, 1)}))
+            print(json.dumps({**r, "code": code, "load_average": round(load, 1)}))
         return
-    print(f"--privacy full against metadata_only, one worker, cold; load average {load:.1f}")
+    print(f"--privacy full against metadata_only, one worker, cold; code in {code}; load average {load:.1f}")
     print(
         f"{'corpus MB':>10} {'meta cpu s':>11} {'full cpu s':>11} {'ratio':>6} {'meta MiB':>9} {'full MiB':>9} {'ratio':>6}"
     )
