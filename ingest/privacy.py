@@ -112,6 +112,8 @@ def scrub_state(state, profile: str):
     """A parser state (``ingest.resume``) as ``profile`` lets a checkpoint keep it: the call rows
     in it (dicts with a ``call_id``) lose or mask their text columns."""
     if type(state) is dict and STATE_MARK in state:  # a StepLog: its rows hold no text, its texts do
+        if profile == "full":
+            return state  # its texts were masked as they were made (ingest.steps): nothing to walk
         return {**state, "texts": scrub_state(state["texts"], profile)}
     if type(state) is dict:  # exactly: a Counter of model names stays a Counter
         out = {k: scrub_state(v, profile) if type(v) in _NESTED else v for k, v in state.items()}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import ahocorasick_rs
+
 # (kind, pattern): the whole match is the secret, unless the pattern has groups named ``secret...``
 # (then only the one that matched is replaced: `password=[REDACTED:password]` keeps the key readable).
 # Prefixes are the vendors' documented token formats (2025-26): OpenAI `sk-`/`sk-proj-`,
@@ -92,67 +94,99 @@ def _replace(kind: str):
     return sub
 
 
-# What each rule's match must contain: (literals as written, literals in any case). A rule none of
-# whose literals is in the text cannot match, so skipping it changes nothing; most text holds one
-# (`key`, `token`) and then two of the sixteen patterns run, not all. The case-folded literals are
-# looked for in the text lowered once (``_folded``), which for these ASCII letters finds exactly
-# what a ``(?i)`` pattern matches. `mask_plain` is the reference `mask` must equal.
-_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "private_key": (("-----BEGIN",), ()),
-    "anthropic": (("sk-ant-",), ()),
-    "openai": (("sk-",), ()),
-    "github": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
-    "aws": (("AKIA", "ASIA"), ()),
-    "slack": (("xox",), ()),
-    "google": (("AIza",), ()),
-    "stripe": (("k_live_", "k_test_"), ()),
-    "huggingface": (("hf_",), ()),
-    "npm": (("npm_",), ()),
-    "jwt": (("eyJ",), ()),
-    "url_credentials": (("://",), ()),
-    "bearer": (("Bearer",), ()),
-    "basic": (("Authorization:",), ()),
-    "password": ((), ("pass",)),
-    "secret": ((), ("secret", "token", "key", "credential")),
+# What each rule's match must contain: literals as written (in the rule's case), or, for the two
+# generic rules, a keyword's literal in any case and what must follow it: the rest of the keyword
+# (none, `s` of `credentials`, `word` of `password`), then a separator's first character (`=`,
+# `:`, a quote or a space), so that most `key`, `token`, `pass` in text (`keys`, `tokens`,
+# `passed`) are never looked at again. A rule none of whose literals is in the text cannot match,
+# so skipping it changes nothing; most text holds none, and then no pattern runs. `mask_plain` is
+# the reference `mask` must equal.
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "private_key": ("-----BEGIN",),
+    "anthropic": ("sk-ant-",),
+    "openai": ("sk-",),
+    "github": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "aws": ("AKIA", "ASIA"),
+    "slack": ("xox",),
+    "google": ("AIza",),
+    "stripe": ("k_live_", "k_test_"),
+    "huggingface": ("hf_",),
+    "npm": ("npm_",),
+    "jwt": ("eyJ",),
+    "url_credentials": ("://",),
+    "bearer": ("Bearer",),
+    "basic": ("Authorization:",),
+}
+_SEPARATOR = r"""[\s"'=:]"""
+_KEYWORDS: dict[str, dict[str, str]] = {  # rule -> literal -> what follows it in the keyword
+    "password": {"pass": "(?:word|wd|phrase)"},
+    "secret": {"secret": "", "token": "", "key": "", "credential": "s?"},
 }
 # The non-ASCII characters a `(?i)` pattern takes for an ASCII letter (Python's re documents these
 # four; tests/test_secrets.py checks every code point), as the letter. Folded to it, then
 # lowered, a text has the same length (U+0130 is the one character whose lowercase is two) and an
 # ASCII letter wherever the pattern would see one.
 _FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_FOLDED = re.compile("[" + "".join(map(chr, _FOLDS)) + "]").search
 
 
 def _folded(text: str) -> str:
-    if not text.isascii() and any(chr(c) in text for c in _FOLDS):
+    if not text.isascii() and _FOLDED(text):
         text = text.translate(_FOLDS)
     return text.lower()
 
 
+# Every literal, lower case, found in one pass over the folded text (Aho-Corasick: every
+# occurrence of all of them at once; a loop of `in` tests costs a pass per literal, and masking
+# is most of a --privacy full ingest's extra time). A literal as written is in the folded text
+# lowered, so what is found says which rules may match, and where the keywords are; a literal as
+# written is then confirmed in the text itself.
+_ALL: tuple[str, ...] = tuple(
+    dict.fromkeys([w.lower() for ws in _LITERALS.values() for w in ws] + [w for ws in _KEYWORDS.values() for w in ws])
+)
+_FIND = ahocorasick_rs.AhoCorasick(list(_ALL), implementation=ahocorasick_rs.Implementation.DFA)
+_KEYWORD_IDS = {
+    kind: {_ALL.index(w): re.compile(tail + _SEPARATOR).match for w, tail in ws.items()}
+    for kind, ws in _KEYWORDS.items()
+}
+# rule -> the ids of its literals: a rule none of whose literals is found is skipped
+_LITERAL_IDS = {kind: frozenset(_ALL.index(w.lower()) for w in ws) for kind, ws in _LITERALS.items()} | {
+    kind: frozenset(ids) for kind, ids in _KEYWORD_IDS.items()
+}
+
+
+def _found(low: str) -> list[tuple[int, int, int]]:
+    """(literal id, start, end) of every literal in a folded text (character indexes)."""
+    return _FIND.find_matches_as_indexes(low, overlapping=True)
+
+
 # The generic assignments (`password`, `secret`) are the costly patterns: they can start at almost
 # any character, so a plain search tries every one. Every match holds a keyword, and the keyword
-# one of the rule's literals (``_NEEDS``) at most ``len("private_")`` characters in (`key` of
-# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start (`--`,
-# then the name characters of ``_assigned``, then the keyword's own), and every character from the
-# start to it is a name character. The search tries only the starts in the run of name characters
-# just before each literal (in the folded text, the ASCII class is exactly the pattern's
-# case-insensitive class), in order, as ``sub`` would find them. Every other rule is cheap once its literal is present, but `://` is
-# in most texts: a URL's userinfo must also be there (what the rule's two forms have in common).
+# one of the rule's literals (``_KEYWORDS``) at most ``len("private_")`` characters in (`key` of
+# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start
+# (`--`, then the name characters of ``_assigned``, then the keyword's own), and every character
+# from the start to it is a name character. The search tries only the starts in the run of name
+# characters just before each literal followed as its keyword would be (in the folded text, the
+# ASCII class is exactly the pattern's case-insensitive class, and the separator's first
+# characters the same), in order, as ``sub`` would find them. Every other rule is cheap once its
+# literal is present, but `://` is in most texts: a URL's userinfo must also be there (what the
+# rule's two forms have in common).
 _KEY_REACH = 2 + _NAME_CHARS + len("private_")
-_NAME_RUN = re.compile(r"[a-z0-9_.-]*\Z").search
-_KEYWORDS = {"password": _NEEDS["password"][1], "secret": _NEEDS["secret"][1]}
+_NAME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _USERINFO = re.compile(r"://[^\s/?#@]+@").search
 
 
-def _anchored_sub(pattern: re.Pattern, keywords: tuple[str, ...], repl, text: str, low: str) -> str:
-    """``pattern.sub(repl, text)`` for a generic assignment, searched from its keywords only."""
-    starts = sorted({i for word in keywords for i in _finds(low, word)})
+def _anchored_sub(pattern: re.Pattern, starts: list[int], repl, text: str, low: str) -> str:
+    """``pattern.sub(repl, text)`` for a generic assignment whose literals stand at ``starts``."""
     out: list[str] = []
     done = pos = 0  # text[:done] is in out; no match starts before pos
     match = pattern.match
     for q in starts:
         if q < pos:
             continue
-        s = _NAME_RUN(low, max(pos, q - _KEY_REACH), q).start()  # type: ignore[union-attr]
+        s, lo = q, max(pos, q - _KEY_REACH)
+        while s > lo and low[s - 1] in _NAME:  # back to the start of the name run
+            s -= 1
         while s <= q:
             m = match(text, s)
             if m is not None:
@@ -169,37 +203,38 @@ def _anchored_sub(pattern: re.Pattern, keywords: tuple[str, ...], repl, text: st
     return "".join(out)
 
 
-def _finds(text: str, word: str) -> list[int]:
-    found, i = [], text.find(word)
-    while i >= 0:
-        found.append(i)
-        i = text.find(word, i + 1)
-    return found
-
-
-_GUARDED = tuple((kind, *_NEEDS[kind], pattern, _replace(kind)) for kind, pattern in _COMPILED)
+_GUARDED = tuple((kind, pattern, _replace(kind)) for kind, pattern in _COMPILED)
 
 
 def mask(text: str | None) -> str | None:
     """``text`` with every secret-shaped token replaced by ``[REDACTED:<kind>]`` (None stays None)."""
     if not text:
         return text
-    low = None
-    for kind, exact, folded, pattern, repl in _GUARDED:
-        # Each rule's literals are looked for in the text as the rules before left it, as the
-        # plain loop sees it (a replacement can bring one in or take one away).
-        if folded:
-            if low is None:
-                low = _folded(text)
-            if not any(w in low for w in folded):
+    low = _folded(text)
+    found = _found(low)
+    ids = {i for i, _, _ in found}
+    for kind, pattern, repl in _GUARDED:
+        if not ids:
+            break  # no literal left: no rule can match
+        if ids.isdisjoint(_LITERAL_IDS[kind]):
+            continue
+        keywords = _KEYWORD_IDS.get(kind)
+        if keywords is not None:
+            starts = sorted({start for i, start, end in found if i in keywords and keywords[i](low, end)})
+            if not starts:
                 continue
-            new = _anchored_sub(pattern, _KEYWORDS[kind], repl, text, low)
-        elif any(w in text for w in exact) and (kind != "url_credentials" or _USERINFO(text)):
+            new = _anchored_sub(pattern, starts, repl, text, low)
+        elif any(w in text for w in _LITERALS[kind]) and (kind != "url_credentials" or _USERINFO(text)):
             new = pattern.sub(repl, text)
         else:
             continue
         if new != text:
-            text, low = new, None
+            # The next rules look at the text as this one left it, as the plain loop does (a
+            # replacement can bring a literal in or take one away).
+            text = new
+            low = _folded(text)
+            found = _found(low)
+            ids = {i for i, _, _ in found}
     return text
 
 

@@ -23,7 +23,7 @@ from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.shell import check_launchers
 from sessiongraph.pricing import Prices
 from sessiongraph.store import Store
-from sessiongraph.work import BATCH_FILES, Job, WrittenFile
+from sessiongraph.work import BATCH_FILES, Job, WrittenFile, text_bytes
 
 # A store transaction holds up to BATCH_FILES (``work.BATCH_FILES``) files or BATCH_BYTES bytes of
 # logs: many files, so that small files amortise a transaction's fixed cost (about 0.3 ms a file at
@@ -32,6 +32,10 @@ from sessiongraph.work import BATCH_FILES, Job, WrittenFile
 # kill mid-ingest loses little work (every committed batch stays). The variables exist for the
 # crash tests, which need many batches from few files.
 BATCH_BYTES = int(os.environ.get("SESSIONGRAPH_BATCH_BYTES", str(256 << 20)))
+# Under --privacy full the rows carry step text, held in polars, Arrow and DuckDB at once while a
+# batch is written: a batch also ends once it holds this many bytes of text (a quarter of its logs'
+# bytes, on real transcripts), so the ingest's memory stays near metadata_only's.
+BATCH_TEXT_BYTES = int(os.environ.get("SESSIONGRAPH_BATCH_TEXT_BYTES", str(16 << 20)))
 # DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
 # about a batch rather than the whole ingest, the ingest closes the store after a batch when a
 # reader is waiting (Store.release) and it has held the store HOLD_S, and leaves it closed at
@@ -256,13 +260,14 @@ def _parse_and_store(
     todo, skipped = plan.todo, plan.skipped
     batch: list[WrittenFile] = []
     batch_frames: list[Frames] = []
-    batch_bytes = 0
+    batch_bytes = batch_text = 0
     released_at: float | None = None  # when the store was last closed for readers
     done = 0
     if progress:
         progress(0, len(todo))
     for parsed in engines.parse_all(engine, todo, workers=workers, address=address):
         batch_frames.append(parsed.frames)
+        batch_text += text_bytes(parsed.frames)
         for job, path, harness, skip_reason, checkpoint, harnesses, codes, counts, in_window in parsed.files:
             done += 1
             if checkpoint is not None and checkpoint.resumed_from:
@@ -297,11 +302,11 @@ def _parse_and_store(
             if progress:
                 progress(done, len(todo))
         # A store batch is whole engine batches (their frames hold the rows of all their files).
-        if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and (
+        if (len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES or batch_text >= BATCH_TEXT_BYTES) and (
             released_at is None or time.monotonic() - released_at >= READER_GAP_S
         ):
             store.write(batch, Frames.concat(batch_frames), ingest_id)
-            batch, batch_frames, batch_bytes = [], [], 0
+            batch, batch_frames, batch_bytes, batch_text = [], [], 0, 0
             released_at = time.monotonic() if store.release(held_for_s=HOLD_S, for_readers=True) else None
     store.write(batch, Frames.concat(batch_frames), ingest_id)
 

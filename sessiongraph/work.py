@@ -183,6 +183,13 @@ def parse_batch(jobs: Sequence[Job]) -> Batch:
     return Batch(files, built)
 
 
+def text_bytes(frames: Frames) -> int:
+    """The bytes of step text in ``frames`` (none but under ``--privacy full``)."""
+    if not frames.height("texts"):
+        return 0
+    return int(frames.texts["text"].str.len_bytes().sum() or 0)
+
+
 def _in_window(frames: Frames, since: datetime | None, until: datetime | None) -> bool:
     if frames.height("sessions") == 0 or (since is None and until is None):
         return True

@@ -372,3 +372,43 @@ def test_a_followed_workspace_script_leaves_nothing_of_itself(tmp_path):
             assert con.execute("SELECT count(*) FROM launches WHERE script LIKE '%/tools/review.sh'").fetchone() == (3,)
         finally:
             con.close()
+
+
+def test_full_in_many_store_batches_masks_a_repeated_key_every_time(full_store, tmp_path, monkeypatch):
+    """Under ``full`` a store batch ends once it holds ``pipeline.BATCH_TEXT_BYTES`` of text. With
+    a budget of one byte every engine task is a batch of its own; the key planted in every text (so
+    in many rows and files, the same text again and again) is masked wherever it appears, and the
+    store holds exactly the texts of the one-batch ingest (``full_store``)."""
+    from sessiongraph import pipeline
+    from sessiongraph.store import Store
+
+    writes: list[int] = []
+    write = Store.write
+
+    def counted(self, results, frames, ingest_id):  # the real write, counted
+        writes.append(frames.height("texts"))
+        return write(self, results, frames, ingest_id)
+
+    monkeypatch.setattr(Store, "write", counted)
+    monkeypatch.setattr(pipeline, "BATCH_TEXT_BYTES", 1)
+    db = tmp_path / "s.duckdb"
+    pipeline.ingest([str(full_store.parent / "logs")], db=str(db), workers=1, privacy="full")
+    assert sum(1 for n in writes if n) >= 3, writes
+    query = "SELECT * EXCLUDE (ingest_id) FROM texts ORDER BY ALL"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        texts = con.execute(query).fetchall()
+        planted, masked = con.execute(
+            "SELECT count(*) FILTER (contains(text, $m)), count(*) FILTER (contains(text, $m || ' [REDACTED:openai]'))"
+            " FROM texts",
+            {"m": MARKER},
+        ).fetchall()[0]
+    finally:
+        con.close()
+    assert planted > 50 and masked == planted  # every planted text, the key masked in each
+    assert FAKE_KEY not in dump(db)
+    con = duckdb.connect(str(full_store), read_only=True)
+    try:
+        assert texts == con.execute(query).fetchall()
+    finally:
+        con.close()

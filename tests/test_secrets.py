@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiongraph.ingest.secrets import _ASSIGNED, RULES, _folded, mask, mask_plain
+from sessiongraph.ingest.secrets import _ASSIGNED, _SEPARATOR, RULES, _folded, mask, mask_plain
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -175,12 +175,15 @@ def test_mask_equals_its_plain_reference_on_samples(text):
 
 def test_case_folding_is_what_the_patterns_see():
     """mask looks for the case-insensitive rules' keywords in ``_folded(text)``: it must hold an
-    ASCII letter exactly where a ``(?i)`` pattern sees one, at the same index, for every code point."""
+    ASCII letter exactly where a ``(?i)`` pattern sees one, at the same index, for every code point,
+    and a separator's first character where the text has one."""
     letter = re.compile("(?i)[a-z]").fullmatch
+    separator = re.compile(_SEPARATOR).fullmatch
     for cp in range(0x110000):
         c = chr(cp)
         folded = _folded(c)
         assert len(folded) == 1, hex(cp)
+        assert bool(separator(folded)) == bool(separator(c)), hex(cp)  # what may follow a keyword
         if letter(c):
             assert re.fullmatch("(?i)" + re.escape(folded), c), hex(cp)
             assert folded.isascii() and folded.isalpha(), hex(cp)
