@@ -54,7 +54,16 @@ def _number(digits: str) -> int | None:
 
 def made_by(command: object) -> bool:
     """Whether a shell ``command`` is one whose output may name a commit, PR or pushed branch."""
-    return isinstance(command, str) and any(p.search(command) for p in (_GIT_COMMIT, _GH_PR_CREATE, _GIT_PUSH))
+    if not isinstance(command, str):
+        return False
+    # The words each pattern needs, tested first: a pattern that starts with a group is tried at
+    # every position of the command, and most commands hold neither `git` nor `gh`.
+    git = "git" in command
+    return bool(
+        (git and "commit" in command and _GIT_COMMIT.search(command))
+        or ("gh" in command and "create" in command and _GH_PR_CREATE.search(command))
+        or (git and "push" in command and _GIT_PUSH.search(command))
+    )
 
 
 def output_facts(texts: Iterable[str | None]) -> list[tuple]:
@@ -65,9 +74,15 @@ def output_facts(texts: Iterable[str | None]) -> list[tuple]:
     output = "\n".join(t for t in texts if isinstance(t, str))
     if not output:
         return []
-    facts: list[tuple] = [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
-    facts += [("pr", m["repo"], m[0], _number(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
-    facts += [("push", m["branch"]) for m in _NEW_BRANCH.finditer(output)][:MAX_ROWS]
+    # What each pattern's match must hold, tested first: the two anchored at line starts are
+    # otherwise tried at every position of outputs that are mostly long and name no commit.
+    facts: list[tuple] = []
+    if output.startswith("[") or "\n[" in output:
+        facts += [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
+    if "https://github.com/" in output:
+        facts += [("pr", m["repo"], m[0], _number(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
+    if "[new branch]" in output:
+        facts += [("push", m["branch"]) for m in _NEW_BRANCH.finditer(output)][:MAX_ROWS]
     return facts
 
 

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code import parse
@@ -94,6 +96,37 @@ def test_shell_outputs():
     pr = commits.from_shell({**call, "command": "gh pr create -f"}, [PR])
     assert [(r["kind"], r["repo"], r["pr_number"], r["pr_url"]) for r in pr] == [("pr", "dev/lamp", 42, PR)]
     assert commits.from_shell({**call, "command": None}, ["[main abc1234] first"]) == []
+
+
+# Texts near what the patterns take: pieces of them, and strings each pattern matches, joined.
+_PIECES = st.sampled_from(
+    ["git", "gh", "commit", "push", "pr", "create", " ", "\n", "\t", ";", "[", "]", "[new branch]", " -> ", "x"]
+)
+_MATCHES = st.sampled_from(
+    [commits._COMMIT, commits._PR_URL, commits._NEW_BRANCH, commits._GIT_COMMIT, commits._GH_PR_CREATE, commits._GIT_PUSH]
+).flatmap(st.from_regex)
+_TEXTS = st.lists(st.one_of(_PIECES, _MATCHES), max_size=4).map("".join)
+
+
+def _plain_facts(texts: list[str]) -> list[tuple]:
+    """output_facts without its literal tests: every pattern over every output."""
+    output = "\n".join(texts)
+    if not output:
+        return []
+    most = commits.MAX_ROWS
+    facts: list[tuple] = [("commit", m["branch"], m["hash"]) for m in commits._COMMIT.finditer(output)][:most]
+    facts += [("pr", m["repo"], m[0], commits._number(m["number"])) for m in commits._PR_URL.finditer(output)][:most]
+    return facts + [("push", m["branch"]) for m in commits._NEW_BRANCH.finditer(output)][:most]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_TEXTS, min_size=1, max_size=3), _TEXTS)
+def test_literal_tests_change_nothing(texts, command):
+    """made_by and output_facts test for the words their patterns need before running them: the
+    same answers as the patterns alone."""
+    assert commits.output_facts(texts) == _plain_facts(texts)
+    patterns = (commits._GIT_COMMIT, commits._GH_PR_CREATE, commits._GIT_PUSH)
+    assert commits.made_by(command) == any(p.search(command) for p in patterns)
 
 
 def test_claude_rows(tmp_path):
