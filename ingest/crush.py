@@ -184,14 +184,13 @@ class _Reader:
                 self.d.add("no_session", None, f"session row id: {json_type(row.get('id'))}")
                 continue
             self._session(row, messages.get(row["id"], []), size)
-        steps, texts = self.log.finish({s["native_id"]: s["session_id"] for s in self.sessions}, self.path)
-        return Frames.from_rows(
+        return self.log.frames(
+            {s["native_id"]: s["session_id"] for s in self.sessions},
+            self.path,
             sessions=self.sessions,
             calls=self.calls,
             file_events=self.events,
             diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
         )
 
     def _session(self, row: dict, messages: list[dict], size: int) -> None:

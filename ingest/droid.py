@@ -27,15 +27,17 @@ import os
 import orjson
 
 from sessiongraph.ingest.files import read_bounded
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import Frames, call_file_events
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    arguments,
     as_dict,
     as_str,
     file_size,
     json_type,
-    parse_ts,
     read_records,
+    record_ts,
+    spawn_fields,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -127,10 +129,8 @@ def parse(path: str) -> Frames:
         if rtype != "message" or not isinstance(rec.get("message"), dict):
             d.add("unknown_record_type", n, f"type={str(rtype)[:40]}")
             continue
-        ts = parse_ts(rec.get("timestamp"))
-        if ts is None:
-            d.add("bad_timestamp", n, f"timestamp: {json_type(rec.get('timestamp'))}")
-        else:
+        ts = record_ts(rec.get("timestamp"), d, n)
+        if ts is not None:
             times.append(ts)
         message = rec["message"]
         role = message.get("role")
@@ -179,22 +179,11 @@ def parse(path: str) -> Frames:
                 d.add("unknown_record_type", n, f"content block type={str(btype)[:40]}")
     rows = list(calls.values())
     events = [
-        {
-            "session_id": sid,
-            "call_id": c["call_id"],
-            "ts": c["ended_at"],
-            "path": p,
-            "op": FILE_OPS[c["tool"]],
-            "how": c["tool"],
-            "tier": "verified",
-            "source_path": path,
-            "line": c["line"],
-        }
+        e
         for c in rows
         if c["tool"] in FILE_OPS and c.get("ended_at") is not None and not c.get("is_error")
-        for p in c["paths"]
+        for e in call_file_events(c, FILE_OPS[c["tool"]], path, c["ended_at"])
     ]
-    steps, texts = log.finish(sid, path)
     session = {
         "session_id": sid,
         "harness": NAME,
@@ -212,17 +201,11 @@ def parse(path: str) -> Frames:
         "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
         "n_records": kept,
     }
-    return Frames.from_rows(
-        sessions=[session], calls=rows, file_events=events, diagnostics=d.rows, steps=steps, texts=texts
-    )
+    return log.frames(sid, path, sessions=[session], calls=rows, file_events=events, diagnostics=d.rows)
 
 
 def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, ts, cwd, d: Diagnostics) -> dict:
-    args = block.get("input")
-    if not isinstance(args, dict):
-        if args is not None:
-            d.add("bad_arguments", n, f"{tool}: input is a JSON {json_type(args)}")
-        args = {}
+    args = arguments(block.get("input"), d, n, tool, "input is")
     row: dict = {
         "session_id": sid,
         "call_id": call_id,
@@ -241,8 +224,5 @@ def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, ts,
     elif row["kind"] == "shell":
         row["command"] = as_str(args.get("command"))
     elif row["kind"] == "spawn":
-        row["subagent_type"] = as_str(args.get("subagent_type"))
-        row["description"] = as_str(args.get("description"))
-        if isinstance(args.get("prompt"), str):
-            row["prompt_hash"] = text_hash(args["prompt"])
+        row.update(spawn_fields(args))
     return row

@@ -677,6 +677,25 @@ class _CArray:
         return self.array.__arrow_c_array__(requested_schema)
 
 
+def call_file_events(call: dict, op: str, source_path: str, ts: datetime | None) -> list[dict]:
+    """The ``file_events`` rows of a file tool's call row (its ``paths``, already placed): the
+    call asked the tool to touch them (``verified``), at ``ts``, by the tool's name."""
+    return [
+        {
+            "session_id": call["session_id"],
+            "call_id": call["call_id"],
+            "ts": ts,
+            "path": p,
+            "op": op,
+            "how": call["tool"],
+            "tier": "verified",
+            "source_path": source_path,
+            "line": call["line"],
+        }
+        for p in call["paths"]
+    ]
+
+
 def split_cache_writes(total: int, five_min: int, one_hour: int, default: str = "5m") -> tuple[int, int, bool]:
     """The (5m, 1h) cache-write buckets of a response whose log gives a ``total`` and a split.
 

@@ -43,11 +43,10 @@ from __future__ import annotations
 import os
 import re
 
-import orjson
-
 from sessiongraph.ingest.copilot.events import EVENTS, NAME, WORKSPACE, Events
 from sessiongraph.ingest.copilot.history import History
 from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import head_records
 
 __all__ = ["NAME", "detect", "log_of", "parse"]
 
@@ -62,15 +61,8 @@ def detect(path: str, head: bytes) -> bool:
     try:
         if _HISTORY_HEAD.match(head):
             return b'"chatMessages"' in head
-        for raw in head.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # the head may end mid-line
-            return _event_shaped(rec)  # the first record decides
-        return False
+        first = next(head_records(head, 1), None)  # the first record decides
+        return first is not None and _event_shaped(first)
     except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 
