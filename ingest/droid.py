@@ -12,9 +12,13 @@ Decisions, from the format facts:
   ``callingSessionId`` and ``callingToolUseId`` (reported by third parties, no real child seen):
   ``parent_native_id`` and ``parent_tool_use_id``, ``session_kind`` ``subagent``; the spawn pass
   ties it to the parent's call of that id (verified).
-- **Settings side file** (``<uuid>.settings.json``, read through :func:`log_of`): ``model``.
-  Its ``tokenUsage`` is the whole session's: no usage row is made of it (the usage table has no
-  session-level rows yet); a ``no_token_counts`` diagnostic says the tokens are session-level only.
+- **Settings side file** (``<uuid>.settings.json``, read through :func:`log_of`): ``model``, and
+  ``tokenUsage{inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens}``,
+  the whole session's (no message carries tokens): one usage row of scope ``session`` with the
+  session's model, priced as one sum. Read as Anthropic counts (Droid's models are mostly
+  Claude): ``inputTokens`` uncached input, cache writes in the 5-minute bucket (no lifetime is
+  logged), ``thinkingTokens`` the part of ``outputTokens`` spent thinking. Without a
+  ``tokenUsage`` a ``no_token_counts`` diagnostic says so.
 - **Calls.** Tool names are Droid's: ``Read`` reads, ``Create``/``Write`` write, ``Edit``/
   ``MultiEdit`` edit, ``Execute``/``Bash`` are shell calls, ``Task`` a spawn (by file path
   ``file_path``/``path``, shell ``command``); a result closes its call by ``tool_use_id``.
@@ -27,11 +31,12 @@ import os
 import orjson
 
 from sessiongraph.ingest.files import read_bounded
-from sessiongraph.ingest.frames import Frames, call_file_events
+from sessiongraph.ingest.frames import SESSION_SCOPE, Frames, call_file_events, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     arguments,
     as_dict,
+    as_int,
     as_str,
     file_size,
     json_type,
@@ -112,10 +117,11 @@ def parse(path: str) -> Frames:
     sid = f"{NAME}:{native}"
     cwd = normalise(as_str(head.get("cwd")) or "", None)
     parent = as_str(head.get("callingSessionId"))
-    if settings.get("tokenUsage") is not None:
-        d.add("no_token_counts", None, "settings.json tokenUsage is session-level only: no usage rows")
-    else:
+    tokens = settings.get("tokenUsage")
+    if tokens is None:
         d.add("no_token_counts", None, "the session records no token counts")
+    elif not isinstance(tokens, dict):
+        d.add("bad_sidecar", None, f"settings.json tokenUsage: a JSON {json_type(tokens)}")
     log = StepLog()
     calls: dict[str, dict] = {}
     prompt: str | None = None
@@ -201,7 +207,29 @@ def parse(path: str) -> Frames:
         "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
         "n_records": kept,
     }
-    return log.frames(sid, path, sessions=[session], calls=rows, file_events=events, diagnostics=d.rows)
+    usage = [_usage(tokens, session, path)] if isinstance(tokens, dict) else []
+    return log.frames(sid, path, sessions=[session], calls=rows, file_events=events, usage=usage, diagnostics=d.rows)
+
+
+def _usage(tokens: dict, session: dict, path: str) -> dict:
+    """The session's one usage row from its ``tokenUsage`` (the module doc)."""
+    writes = as_int(tokens.get("cacheCreationTokens"))
+    five, hour, _ = split_cache_writes(writes, writes, 0)
+    return {
+        "session_id": session["session_id"],
+        "ts": session["ended_at"],
+        "model": session["model"],
+        "message_id": f"session:{session['native_id']}",
+        "input_tokens": as_int(tokens.get("inputTokens")),
+        "output_tokens": as_int(tokens.get("outputTokens")),
+        "cache_read_tokens": as_int(tokens.get("cacheReadTokens")),
+        "cache_creation_tokens": writes,
+        "cache_creation_5m_tokens": five,
+        "cache_creation_1h_tokens": hour,
+        "reasoning_tokens": as_int(tokens.get("thinkingTokens")),
+        "scope": SESSION_SCOPE,
+        "source_path": path,
+    }
 
 
 def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, ts, cwd, d: Diagnostics) -> dict:

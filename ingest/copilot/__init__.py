@@ -17,8 +17,9 @@ Decisions, from the format facts:
   new run of the same session, numbered as ``attempt`` 2, 3, ... (1 is the run that started it);
   a file of one run leaves ``attempt`` null.
 - **Tokens** are ``session.shutdown.data.modelMetrics`` (per model ``usage{inputTokens,
-  outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens}``), written when a run ends:
-  one usage row per model and run. ``inputTokens`` includes the cache reads and writes, so uncached
+  outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens}``, with ``requests{count}``),
+  written when a run ends: the run's totals over its requests, so one usage row per model and run
+  of scope ``session`` (tokens and dollars once, no request of its own). ``inputTokens`` includes the cache reads and writes, so uncached
   input is what is left of it. Whether a resumed run's shutdown repeats the earlier runs' figures
   is reported both ways (counters reset per run: PanAchy/copilot-arewecooked #45 and
   github/copilot-cli #524; cumulative: ccusage/ccusage #1721), so each shutdown is compared with the
