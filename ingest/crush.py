@@ -16,9 +16,15 @@ Decisions, from the format facts:
 - **Lineage.** A child session (the ``agent`` tool's run) has ``parent_session_id`` and the id
   ``<assistant message id>$$<tool call id>``: its parent's ``agent`` call gets that id as
   ``result_agent_id``, so the spawn pass ties them at the verified tier.
-- **Tokens** are per session only, with Crush's dollar figure: no usage rows until the usage table
-  can mark a row as session level (a ``no_token_counts`` diagnostic per session says so; nothing
-  is split per request or estimated).
+- **Dollars, not tokens.** Crush keeps per session only ``cost``, which it adds to at every step
+  (its ``updateSessionUsage``), and ``prompt_tokens``/``completion_tokens``, which it *overwrites*
+  at every step with that step's context (input + cache writes; output + cache reads) to decide
+  when to summarize: not the session's spend, so they are not read as tokens. Each session gets
+  one usage row of scope ``session``: its model, no token counts (null: nothing is invented, so
+  we price nothing) and Crush's own dollars as ``reported_usd``. When an ``agent`` child finishes,
+  Crush adds the child's cost to its parent's; the parent's row keeps its own part (its cost less
+  its children's), so the figures of a run add up once. A ``no_token_counts`` diagnostic per
+  session says the tokens are missing.
 - **Calls.** ``tool_call`` parts (``id``, ``name``, ``input`` a JSON string) matched to
   ``tool_result`` parts (``tool_call_id``, ``content``, ``is_error``) of later tool messages.
   ``bash`` is shell, ``view`` reads, ``write`` writes, ``edit``/``multiedit`` edit (``file_path``),
@@ -36,7 +42,7 @@ from urllib.request import pathname2url
 
 import orjson
 
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import SESSION_SCOPE, Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_str, json_type, text_hash
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.steps import StepLog
@@ -162,11 +168,13 @@ class _Reader:
         self.sessions: list[dict] = []
         self.calls: list[dict] = []
         self.events: list[dict] = []
+        self.usage: list[dict] = []
+        self.costs: dict[str, float] = {}  # native id -> Crush's cost (its children's included)
 
     def read(self, con: sqlite3.Connection) -> Frames:
         s_cols = [
             c
-            for c in ("id", "parent_session_id", "title", "created_at", "updated_at")
+            for c in ("id", "parent_session_id", "title", "cost", "created_at", "updated_at")
             if c in _columns(con, "sessions")
         ]
         m_have = _columns(con, "messages")
@@ -184,21 +192,44 @@ class _Reader:
                 self.d.add("no_session", None, f"session row id: {json_type(row.get('id'))}")
                 continue
             self._session(row, messages.get(row["id"], []), size)
-        steps, texts = self.log.finish({s["native_id"]: s["session_id"] for s in self.sessions}, self.path)
-        return Frames.from_rows(
+        self._own_costs()
+        return self.log.frames(
+            {s["native_id"]: s["session_id"] for s in self.sessions},
+            self.path,
             sessions=self.sessions,
             calls=self.calls,
             file_events=self.events,
+            usage=self.usage,
             diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
         )
+
+    def _own_costs(self) -> None:
+        """Each session row's own dollars: Crush's cost less its children's, which Crush added to
+        it; a parent whose cost is below its children's has not had theirs added yet (a child
+        still running or cut off) and keeps its figure as it is."""
+        children: dict[str, float] = {}
+        for s in self.sessions:
+            parent = s["parent_native_id"]
+            if parent is not None and s["native_id"] in self.costs:
+                children[parent] = children.get(parent, 0.0) + self.costs[s["native_id"]]
+        for u in self.usage:
+            native = u.pop("_native")
+            cost = self.costs.get(native)
+            if cost is None:
+                continue
+            own = cost - children.get(native, 0.0)
+            u["reported_usd"] = round(own if own >= 0 else cost, 9)
 
     def _session(self, row: dict, messages: list[dict], size: int) -> None:
         native = row["id"]
         sid = f"{NAME}:{native}"
         parent = as_str(row.get("parent_session_id")) or None
-        self.d.add("no_token_counts", None, f"{native[:60]}: tokens and cost are recorded per session only")
+        self.d.add("no_token_counts", None, f"{native[:60]}: only the cost is recorded per session, not its tokens")
+        cost = row.get("cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            self.costs[native] = float(cost)
+        elif cost is not None:
+            self.d.add("wrong_type", None, f"{native[:60]}: cost is {type(cost).__name__}")
         prompt: str | None = None
         model: str | None = None
         open_calls: dict[str, dict] = {}
@@ -243,6 +274,17 @@ class _Reader:
                 "ended_at": _time(row.get("updated_at")),
                 "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
                 "n_records": len(messages),
+            }
+        )
+        self.usage.append(
+            {
+                "session_id": sid,
+                "ts": _time(row.get("updated_at")),
+                "model": model,
+                "message_id": f"session:{native}",
+                "scope": SESSION_SCOPE,
+                "source_path": self.path,
+                "_native": native,
             }
         )
 

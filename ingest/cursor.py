@@ -31,10 +31,18 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-import orjson
-
-from sessiongraph.ingest.frames import Frames
-from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_str, file_size, json_type, read_records, text_hash
+from sessiongraph.ingest.frames import Frames, call_file_events
+from sessiongraph.ingest.jsonl import (
+    Diagnostics,
+    arguments,
+    as_str,
+    file_size,
+    head_all,
+    json_type,
+    read_records,
+    spawn_fields,
+    text_hash,
+)
 from sessiongraph.ingest.paths import normalise
 from sessiongraph.ingest.steps import StepLog, json_content
 
@@ -65,23 +73,7 @@ def _cursor_shaped(rec: object) -> bool:
 
 def detect(path: str, head: bytes) -> bool:
     """A Cursor transcript: its first records are role/message lines and nothing else."""
-    try:
-        seen = 0
-        for raw in head.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # the head may end mid-line
-            if not _cursor_shaped(rec):
-                return False
-            seen += 1
-            if seen == _HEAD_RECORDS:
-                break
-        return seen > 0
-    except Exception:  # noqa: BLE001 - detection must never break a scan
-        return False
+    return head_all(head, _cursor_shaped, _HEAD_RECORDS)
 
 
 def parse(path: str) -> Frames:
@@ -142,22 +134,8 @@ def parse(path: str) -> Frames:
             else:
                 d.add("unknown_record_type", n, f"content block type={str(btype)[:40]}")
     events = [
-        {
-            "session_id": sid,
-            "call_id": c["call_id"],
-            "ts": None,
-            "path": p,
-            "op": FILE_TOOLS[c["tool"]][1],
-            "how": c["tool"],
-            "tier": "verified",
-            "source_path": path,
-            "line": c["line"],
-        }
-        for c in calls
-        if c["tool"] in FILE_TOOLS
-        for p in c["paths"]
+        e for c in calls if c["tool"] in FILE_TOOLS for e in call_file_events(c, FILE_TOOLS[c["tool"]][1], path, None)
     ]
-    steps, texts = log.finish(sid, path)
     session = {
         "session_id": sid,
         "harness": NAME,
@@ -171,17 +149,11 @@ def parse(path: str) -> Frames:
         "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
         "n_records": kept,
     }
-    return Frames.from_rows(
-        sessions=[session], calls=calls, file_events=events, diagnostics=d.rows, steps=steps, texts=texts
-    )
+    return log.frames(sid, path, sessions=[session], calls=calls, file_events=events, diagnostics=d.rows)
 
 
 def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, d: Diagnostics) -> dict:
-    args = block.get("input")
-    if not isinstance(args, dict):
-        if args is not None:
-            d.add("bad_arguments", n, f"{tool}: input is a JSON {json_type(args)}")
-        args = {}
+    args = arguments(block.get("input"), d, n, tool, "input is")
     row: dict = {
         "session_id": sid,
         "call_id": call_id,
@@ -203,8 +175,5 @@ def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, d: 
         row["cwd"] = normalise(as_str(args.get("working_directory")) or "", None)
     elif tool in SPAWN_TOOLS:
         row["kind"] = "spawn"
-        row["subagent_type"] = as_str(args.get("subagent_type"))
-        row["description"] = as_str(args.get("description"))
-        prompt = as_str(as_dict(args).get("prompt"))
-        row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
+        row.update(spawn_fields(args))
     return row

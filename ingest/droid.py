@@ -12,9 +12,13 @@ Decisions, from the format facts:
   ``callingSessionId`` and ``callingToolUseId`` (reported by third parties, no real child seen):
   ``parent_native_id`` and ``parent_tool_use_id``, ``session_kind`` ``subagent``; the spawn pass
   ties it to the parent's call of that id (verified).
-- **Settings side file** (``<uuid>.settings.json``, read through :func:`log_of`): ``model``.
-  Its ``tokenUsage`` is the whole session's: no usage row is made of it (the usage table has no
-  session-level rows yet); a ``no_token_counts`` diagnostic says the tokens are session-level only.
+- **Settings side file** (``<uuid>.settings.json``, read through :func:`log_of`): ``model``, and
+  ``tokenUsage{inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens}``,
+  the whole session's (no message carries tokens): one usage row of scope ``session`` with the
+  session's model, priced as one sum. Read as Anthropic counts (Droid's models are mostly
+  Claude): ``inputTokens`` uncached input, cache writes in the 5-minute bucket (no lifetime is
+  logged), ``thinkingTokens`` the part of ``outputTokens`` spent thinking. Without a
+  ``tokenUsage`` a ``no_token_counts`` diagnostic says so.
 - **Calls.** Tool names are Droid's: ``Read`` reads, ``Create``/``Write`` write, ``Edit``/
   ``MultiEdit`` edit, ``Execute``/``Bash`` are shell calls, ``Task`` a spawn (by file path
   ``file_path``/``path``, shell ``command``); a result closes its call by ``tool_use_id``.
@@ -27,15 +31,18 @@ import os
 import orjson
 
 from sessiongraph.ingest.files import read_bounded
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import SESSION_SCOPE, Frames, call_file_events, split_cache_writes
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    arguments,
     as_dict,
+    as_int,
     as_str,
     file_size,
     json_type,
-    parse_ts,
     read_records,
+    record_ts,
+    spawn_fields,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -110,10 +117,11 @@ def parse(path: str) -> Frames:
     sid = f"{NAME}:{native}"
     cwd = normalise(as_str(head.get("cwd")) or "", None)
     parent = as_str(head.get("callingSessionId"))
-    if settings.get("tokenUsage") is not None:
-        d.add("no_token_counts", None, "settings.json tokenUsage is session-level only: no usage rows")
-    else:
+    tokens = settings.get("tokenUsage")
+    if tokens is None:
         d.add("no_token_counts", None, "the session records no token counts")
+    elif not isinstance(tokens, dict):
+        d.add("bad_sidecar", None, f"settings.json tokenUsage: a JSON {json_type(tokens)}")
     log = StepLog()
     calls: dict[str, dict] = {}
     prompt: str | None = None
@@ -127,10 +135,8 @@ def parse(path: str) -> Frames:
         if rtype != "message" or not isinstance(rec.get("message"), dict):
             d.add("unknown_record_type", n, f"type={str(rtype)[:40]}")
             continue
-        ts = parse_ts(rec.get("timestamp"))
-        if ts is None:
-            d.add("bad_timestamp", n, f"timestamp: {json_type(rec.get('timestamp'))}")
-        else:
+        ts = record_ts(rec.get("timestamp"), d, n)
+        if ts is not None:
             times.append(ts)
         message = rec["message"]
         role = message.get("role")
@@ -179,22 +185,11 @@ def parse(path: str) -> Frames:
                 d.add("unknown_record_type", n, f"content block type={str(btype)[:40]}")
     rows = list(calls.values())
     events = [
-        {
-            "session_id": sid,
-            "call_id": c["call_id"],
-            "ts": c["ended_at"],
-            "path": p,
-            "op": FILE_OPS[c["tool"]],
-            "how": c["tool"],
-            "tier": "verified",
-            "source_path": path,
-            "line": c["line"],
-        }
+        e
         for c in rows
         if c["tool"] in FILE_OPS and c.get("ended_at") is not None and not c.get("is_error")
-        for p in c["paths"]
+        for e in call_file_events(c, FILE_OPS[c["tool"]], path, c["ended_at"])
     ]
-    steps, texts = log.finish(sid, path)
     session = {
         "session_id": sid,
         "harness": NAME,
@@ -212,17 +207,33 @@ def parse(path: str) -> Frames:
         "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
         "n_records": kept,
     }
-    return Frames.from_rows(
-        sessions=[session], calls=rows, file_events=events, diagnostics=d.rows, steps=steps, texts=texts
-    )
+    usage = [_usage(tokens, session, path)] if isinstance(tokens, dict) else []
+    return log.frames(sid, path, sessions=[session], calls=rows, file_events=events, usage=usage, diagnostics=d.rows)
+
+
+def _usage(tokens: dict, session: dict, path: str) -> dict:
+    """The session's one usage row from its ``tokenUsage`` (the module doc)."""
+    writes = as_int(tokens.get("cacheCreationTokens"))
+    five, hour, _ = split_cache_writes(writes, writes, 0)
+    return {
+        "session_id": session["session_id"],
+        "ts": session["ended_at"],
+        "model": session["model"],
+        "message_id": f"session:{session['native_id']}",
+        "input_tokens": as_int(tokens.get("inputTokens")),
+        "output_tokens": as_int(tokens.get("outputTokens")),
+        "cache_read_tokens": as_int(tokens.get("cacheReadTokens")),
+        "cache_creation_tokens": writes,
+        "cache_creation_5m_tokens": five,
+        "cache_creation_1h_tokens": hour,
+        "reasoning_tokens": as_int(tokens.get("thinkingTokens")),
+        "scope": SESSION_SCOPE,
+        "source_path": path,
+    }
 
 
 def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, ts, cwd, d: Diagnostics) -> dict:
-    args = block.get("input")
-    if not isinstance(args, dict):
-        if args is not None:
-            d.add("bad_arguments", n, f"{tool}: input is a JSON {json_type(args)}")
-        args = {}
+    args = arguments(block.get("input"), d, n, tool, "input is")
     row: dict = {
         "session_id": sid,
         "call_id": call_id,
@@ -241,8 +252,5 @@ def _call(block: dict, tool: str, call_id: str, sid: str, path: str, n: int, ts,
     elif row["kind"] == "shell":
         row["command"] = as_str(args.get("command"))
     elif row["kind"] == "spawn":
-        row["subagent_type"] = as_str(args.get("subagent_type"))
-        row["description"] = as_str(args.get("description"))
-        if isinstance(args.get("prompt"), str):
-            row["prompt_hash"] = text_hash(args["prompt"])
+        row.update(spawn_fields(args))
     return row

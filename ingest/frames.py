@@ -12,6 +12,14 @@ Token columns mean the same thing for every harness:
 is ``cache_creation_tokens``), ``output_tokens`` all generated tokens and ``reasoning_tokens``
 the part of them spent on reasoning (already included in ``output_tokens``).
 
+A usage row is one API request (``scope`` ``request``, or null) or, where a harness keeps only
+totals, a session's (``session``: Crush's sessions table, Factory Droid's ``tokenUsage``, a
+Copilot CLI run's shutdown metrics, an imported OCP attempt's cost). Tokens and dollars count a
+session row once; only request rows count as requests (the ``n_requests`` macro of
+``sql/views/costs.sql``). A token column left null is one the harness does not record (no
+total is invented); ``reported_usd`` is the harness's own dollar figure for the row, kept beside
+ours (``usd``, priced by ``sessiongraph.costs``) and never added to it.
+
 Outcomes are optional: a log that records how work ended (a Prickle task's state, evidence and
 verdicts) fills the ``state``/``waiting_on``/``status``/``outcome_tier`` columns of ``sessions``
 and the ``outcomes`` frame, in OCP's own vocabularies; every other adapter leaves them null and
@@ -43,6 +51,8 @@ STRS: pl.DataType | DataTypeClass = pl.List(pl.String)
 # Each vocabulary once, as a Literal for the type checker; the tuple is derived from it.
 CallKind = Literal["spawn", "shell", "read", "write", "edit", "patch", "other"]
 FileOp = Literal["read", "write", "delete"]
+# What a usage row stands for (see the module doc): one request, or a session's totals.
+UsageScope = Literal["request", "session"]
 # Evidence tiers of an edge, strongest first (inference/tiers.py ranks them).
 Tier = Literal["verified", "heuristic", "reported"]
 # Privacy profiles (ingest/privacy.py): metadata_only keeps no log text; full keeps it, secrets masked.
@@ -67,6 +77,8 @@ FILE_OPS: tuple[FileOp, ...] = get_args(FileOp)
 TIERS: tuple[Tier, ...] = get_args(Tier)
 PROFILES: tuple[Profile, ...] = get_args(Profile)
 SESSION_KINDS: tuple[SessionKind, ...] = get_args(SessionKind)
+USAGE_SCOPES: tuple[UsageScope, ...] = get_args(UsageScope)
+SESSION_SCOPE: UsageScope = "session"  # the scope of a session's totals (adapters set only this one)
 
 # OCP 0.3 vocabularies (shared/specs/ocp-0.3-digest.md section 5): node state (recommended),
 # attempt status (closed; the last six are terminal) and outcome tier (closed).
@@ -257,6 +269,9 @@ USAGE = pl.Schema(
         "cache_creation_5m_tokens": pl.Int64,
         "cache_creation_1h_tokens": pl.Int64,
         "reasoning_tokens": pl.Int64,
+        "scope": pl.String,  # one of USAGE_SCOPES; null means request
+        # the harness's own dollars for this row (Crush's session cost), never summed with ours
+        "reported_usd": pl.Float64,
         "source_path": pl.String,
         "line": pl.Int64,
     }
@@ -399,7 +414,8 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "script_not_followed": "a shell call ran a script that was not read (detail: missing, outside_workspace, "
     "unresolvable, too_large, not_regular, binary, not_shell, too_deep)",
     "time_from_mtime": "a log without record times: the session's ended_at is its file's mtime, other times are null",
-    "no_token_counts": "a log that records no token counts (nor model): the session has no usage rows",
+    "no_token_counts": "a log that records no token counts (nor model): the session has no usage rows, or one "
+    "with the harness's own dollars only (reported_usd)",
     "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
 }
 
@@ -675,6 +691,25 @@ class _CArray:
 
     def __arrow_c_array__(self, requested_schema=None):
         return self.array.__arrow_c_array__(requested_schema)
+
+
+def call_file_events(call: dict, op: str, source_path: str, ts: datetime | None) -> list[dict]:
+    """The ``file_events`` rows of a file tool's call row (its ``paths``, already placed): the
+    call asked the tool to touch them (``verified``), at ``ts``, by the tool's name."""
+    return [
+        {
+            "session_id": call["session_id"],
+            "call_id": call["call_id"],
+            "ts": ts,
+            "path": p,
+            "op": op,
+            "how": call["tool"],
+            "tier": "verified",
+            "source_path": source_path,
+            "line": call["line"],
+        }
+        for p in call["paths"]
+    ]
 
 
 def split_cache_writes(total: int, five_min: int, one_hour: int, default: str = "5m") -> tuple[int, int, bool]:

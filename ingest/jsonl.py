@@ -203,6 +203,59 @@ def string_literal(value: object) -> memoryview | None:
     return None
 
 
+def head_records(head: bytes, limit: int) -> Iterator[object]:
+    """The first ``limit`` JSON values of a file's ``head`` (what a detector reads): blank lines
+    and lines that do not decode (the head may end mid-line) passed over."""
+    seen = 0
+    for raw in head.split(b"\n"):
+        if seen == limit:
+            return
+        if not raw.strip():
+            continue
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        seen += 1
+        yield rec
+
+
+def head_all(head: bytes, shaped: Callable[[object], bool], limit: int = 8) -> bool:
+    """Whether the head holds a record and its first ``limit`` records are all ``shaped`` (a
+    detector's test; never raises: detection must never break a scan)."""
+    try:
+        seen = False
+        for rec in head_records(head, limit):
+            if not shaped(rec):
+                return False
+            seen = True
+        return seen
+    except Exception:  # noqa: BLE001 - detection must never break a scan
+        return False
+
+
+def arguments(value: object, diags: Diagnostics, n: int | None, tool: str, said: str = "arguments are") -> dict:
+    """A tool call's arguments as an object: none logged is ``{}``; anything but an object is a
+    ``bad_arguments`` diagnostic (``said``: how the log's field is named in it) and ``{}`` too."""
+    if isinstance(value, dict):
+        return value
+    if value is not None:
+        diags.add("bad_arguments", n, f"{tool}: {said} a JSON {json_type(value)}")
+    return {}
+
+
+def json_arguments(raw: object, diags: Diagnostics, n: int | None, tool: str) -> object:
+    """Arguments logged as JSON text, decoded (blank text: none, ``{}``); text that is not JSON is
+    a ``bad_arguments`` diagnostic and None. Any other value is returned as it is."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return orjson.loads(raw) if raw.strip() else {}
+    except orjson.JSONDecodeError:
+        diags.add("bad_arguments", n, f"{tool}: arguments are not JSON")
+        return None
+
+
 def parse_ts(value: object) -> datetime | None:
     """Parse an ISO-8601 timestamp (``...Z`` or with offset) into an aware UTC datetime."""
     if not isinstance(value, str):
@@ -214,6 +267,26 @@ def parse_ts(value: object) -> datetime | None:
     if dt.tzinfo is None:
         return None  # a naive stamp cannot be placed in UTC; callers report it
     return dt
+
+
+def record_ts(value: object, diags: Diagnostics, n: int) -> datetime | None:
+    """A record's ISO time (:func:`parse_ts`), or None with a ``bad_timestamp`` diagnostic
+    naming what the log has instead."""
+    ts = parse_ts(value)
+    if ts is None:
+        diags.add("bad_timestamp", n, f"timestamp: {json_type(value)}")
+    return ts
+
+
+def spawn_fields(args: dict, type_key: str = "subagent_type") -> dict:
+    """What a spawn call's arguments say of its child, as ``calls`` columns: the agent type (under
+    ``type_key``), the task's description and a hash of its prompt (:func:`text_hash`)."""
+    prompt = as_str(args.get("prompt"))
+    return {
+        "subagent_type": as_str(args.get(type_key)),
+        "description": as_str(args.get("description")),
+        "prompt_hash": text_hash(prompt) if prompt is not None else None,
+    }
 
 
 def as_str(value: object) -> str | None:

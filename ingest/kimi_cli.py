@@ -44,11 +44,13 @@ from sessiongraph.ingest import kimi_cli_folder, kimi_family
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    arguments,
     as_dict,
     as_int,
     as_str,
     file_size,
     find_uuids,
+    json_arguments,
     json_type,
     read_records,
     text_hash,
@@ -255,44 +257,12 @@ class _Wire:
         tool = as_str(fn.get("name")) or ""
         call_id = as_str(payload.get("id")) or f"line{n}:{tool}"
         raw_args = fn.get("arguments")
-        args: object = raw_args
-        if isinstance(raw_args, str):
-            try:
-                args = orjson.loads(raw_args) if raw_args.strip() else {}
-            except orjson.JSONDecodeError:
-                args = None
-                self.d.add("bad_arguments", n, f"{tool}: arguments are not JSON")
-        if not isinstance(args, dict):
-            if args is not None:
-                self.d.add("bad_arguments", n, f"{tool}: arguments are a JSON {json_type(args)}")
-            args = {}
+        args = arguments(json_arguments(raw_args, self.d, n, tool), self.d, n, tool)
         content = raw_args if isinstance(raw_args, str) else json_content(raw_args)
         agent.model_step(self.log.add(agent, n, ts, "assistant", "tool_call", content, call_id=call_id, tool=tool))
-        row: dict = {
-            "call_id": call_id,
-            "tool": tool,
-            "kind": "other",
-            "started_at": ts,
-            "ended_at": None,
-            "cwd": None,
-            "paths": [],
-            "output_ids": [],
-            "source_path": self.path,
-            "line": n,
-        }
-        if tool in FILE_TOOLS:
-            row["kind"] = FILE_TOOLS[tool][0]
-            named = as_str(args.get("path"))
-            row["paths"] = [named] if named else []
-        elif tool in SHELL_TOOLS:
-            row["kind"] = "shell"
-            row["command"] = as_str(args.get("command"))
-        elif tool in SPAWN_TOOLS:
-            row["kind"] = "spawn"
-            row["subagent_type"] = as_str(args.get("subagent_name")) or as_str(args.get("subagent_type"))
-            row["description"] = as_str(args.get("description"))
-            prompt = as_str(args.get("prompt"))
-            row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
+        row = kimi_family.call_row(self.path, call_id, tool, args, n, ts, FILE_TOOLS, SHELL_TOOLS, SPAWN_TOOLS)
+        if row["kind"] == "spawn":  # Kimi CLI's Task names its subagent
+            row["subagent_type"] = as_str(args.get("subagent_name")) or row["subagent_type"]
         agent.calls[call_id] = row
 
     def _result(self, agent: _Agent, payload: dict, n: int, ts) -> None:
@@ -387,15 +357,14 @@ class _Wire:
                 calls.append(c)
                 events += kimi_family.file_events(c, cwd, FILE_TOOLS, self.path)
             usage += [{**u, "session_id": sid} for u in a.usage]
-        steps, texts = self.log.finish(ids, self.path)
-        return Frames.from_rows(
+        return self.log.frames(
+            ids,
+            self.path,
             sessions=sessions,
             calls=calls,
             file_events=events,
             usage=usage,
             diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
         )
 
     def _name_children(self, folder: str) -> None:

@@ -39,6 +39,7 @@ from sessiongraph.ingest import kimi_family
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    arguments,
     as_dict,
     as_int,
     as_str,
@@ -220,7 +221,6 @@ class _Wire:
         for c in calls.values():
             c["cwd"] = c["cwd"] or cwd
         events = [e for c in calls.values() for e in kimi_family.file_events(c, cwd, FILE_TOOLS, self.path)]
-        steps, texts = log.finish(sid, self.path)
         session = {
             "session_id": sid,
             "harness": NAME,
@@ -240,14 +240,14 @@ class _Wire:
             "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
             "n_records": len(records),
         }
-        return Frames.from_rows(
+        return log.frames(
+            sid,
+            self.path,
             sessions=[session],
             calls=list(calls.values()),
             file_events=events,
             usage=usage,
             diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
         )
 
     def _event(self, log: StepLog, ev: dict, n: int, ts, model, calls: dict, sid: str, cwd) -> int | None:
@@ -288,38 +288,11 @@ class _Wire:
         return None
 
     def _call(self, ev: dict, tool: str, call_id: str, n: int, ts, sid: str, cwd) -> dict:
-        args = ev.get("args")
-        if not isinstance(args, dict):
-            if args is not None:
-                self.d.add("bad_arguments", n, f"{tool}: args are a JSON {json_type(args)}")
-            args = {}
-        row: dict = {
-            "session_id": sid,
-            "call_id": call_id,
-            "tool": tool,
-            "kind": "other",
-            "started_at": ts,
-            "ended_at": None,
-            "cwd": None,
-            "paths": [],
-            "output_ids": [],
-            "source_path": self.path,
-            "line": n,
-        }
-        if tool in FILE_TOOLS:
-            row["kind"] = FILE_TOOLS[tool][0]
-            named = as_str(args.get("path"))
-            row["paths"] = [named] if named else []  # placed once the cwd is known (_events)
-        elif tool in SHELL_TOOLS:
-            row["kind"] = "shell"
-            row["command"] = as_str(args.get("command"))
-            row["cwd"] = as_str(args.get("cwd"))
-        elif tool in SPAWN_TOOLS:
-            row["kind"] = "spawn"
-            row["subagent_type"] = as_str(args.get("subagent_type"))
-            row["description"] = as_str(args.get("description"))
-            prompt = as_str(args.get("prompt"))
-            row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
+        args = arguments(ev.get("args"), self.d, n, tool, "args are")
+        row = kimi_family.call_row(self.path, call_id, tool, args, n, ts, FILE_TOOLS, SHELL_TOOLS, SPAWN_TOOLS)
+        row["session_id"] = sid
+        if row["kind"] == "shell":
+            row["cwd"] = as_str(args.get("cwd"))  # placed under the session's once it is known
         return row
 
     def _usage(self, rec: dict, n: int, ts, sid: str) -> dict | None:

@@ -8,7 +8,8 @@ have no metadata line at all (kimi-cli ``wire/file.py``: a file without it is re
 protocol). :func:`wire_head` is the one test both detectors read, so each refuses the other's files. Both count tokens in the same
 four fields, spelled ``inputOther``/``inputCacheRead``/... by Kimi Code and
 ``input_other``/``input_cache_read``/... by Kimi CLI (:func:`usage_row`), and both place a file
-tool's path under the session's cwd the same way (:func:`file_events`).
+tool's path under the session's cwd the same way (:func:`file_events`) and name their tools'
+arguments alike (:func:`call_row`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from datetime import UTC, datetime
 
 import orjson
 
-from sessiongraph.ingest.frames import split_cache_writes
+from sessiongraph.ingest.frames import call_file_events, split_cache_writes
+from sessiongraph.ingest.jsonl import as_str, spawn_fields
 from sessiongraph.ingest.paths import normalise
 
 CODE = "code"  # Kimi Code's wire
@@ -116,17 +118,43 @@ def file_events(row: dict, cwd: str | None, file_tools: dict[str, tuple[str, str
     row["paths"] = [p for p in (normalise(x, cwd) for x in row["paths"]) if p]
     if row.get("is_error"):
         return []
-    return [
-        {
-            "session_id": row["session_id"],
-            "call_id": row["call_id"],
-            "ts": row["ended_at"] or row["started_at"],
-            "path": p,
-            "op": file_tools[row["tool"]][1],
-            "how": row["tool"],
-            "tier": "verified",
-            "source_path": path,
-            "line": row["line"],
-        }
-        for p in row["paths"]
-    ]
+    return call_file_events(row, file_tools[row["tool"]][1], path, row["ended_at"] or row["started_at"])
+
+
+def call_row(
+    path: str,
+    call_id: str,
+    tool: str,
+    args: dict,
+    n: int,
+    ts,
+    file_tools: dict[str, tuple[str, str]],
+    shell_tools: frozenset[str],
+    spawn_tools: frozenset[str],
+) -> dict:
+    """A Kimi tool call's row (without its session): a file tool names a ``path`` (placed under
+    the cwd by :func:`file_events`), a shell call a ``command``, a spawn its ``subagent_type``,
+    ``description`` and a hash of its ``prompt``."""
+    row: dict = {
+        "call_id": call_id,
+        "tool": tool,
+        "kind": "other",
+        "started_at": ts,
+        "ended_at": None,
+        "cwd": None,
+        "paths": [],
+        "output_ids": [],
+        "source_path": path,
+        "line": n,
+    }
+    if tool in file_tools:
+        row["kind"] = file_tools[tool][0]
+        named = as_str(args.get("path"))
+        row["paths"] = [named] if named else []
+    elif tool in shell_tools:
+        row["kind"] = "shell"
+        row["command"] = as_str(args.get("command"))
+    elif tool in spawn_tools:
+        row["kind"] = "spawn"
+        row.update(spawn_fields(args))
+    return row

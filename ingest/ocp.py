@@ -4,7 +4,8 @@ A document is the producer's statement of a run, so its graph is taken as stated
 the document itself (converted to 0.3) goes to the ``documents`` frame, from which the
 ``declared`` step builds the run, its edges and artifacts. Each attempt also becomes a
 ``sessions`` row (session kind ``imported``, id ``ocp:<run id>/<node id>``) and its cost a
-``usage`` row, so SQL over sessions and tokens sees imported runs like any other.
+``usage`` row of scope ``session`` (the attempt's sum: no request of its own), so SQL over sessions
+and tokens sees imported runs like any other.
 
 Converting 0.1/0.2 to 0.3 (OCP digest sections 5-6): an edge without a tier gets ``reported``
 (the producer asserted it), a model given as a bare string becomes ``{raw}``, missing
@@ -18,7 +19,7 @@ import re
 import orjson
 
 from sessiongraph.ingest.files import read_bounded
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import SESSION_SCOPE, Frames
 from sessiongraph.ingest.jsonl import Diagnostics, as_dict, as_int, as_str, json_type, parse_ts
 
 NAME = "ocp"
@@ -170,6 +171,7 @@ def parse(path: str) -> Frames:
                     "cache_creation_5m_tokens": as_int(cost.get("cache_creation_5m_tokens")) or created - one_hour,
                     "cache_creation_1h_tokens": one_hour,
                     "reasoning_tokens": as_int(cost.get("reasoning_tokens")),
+                    "scope": SESSION_SCOPE,  # the attempt's sum over its requests
                     "source_path": path,
                 }
             )

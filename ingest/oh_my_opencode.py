@@ -30,17 +30,18 @@ from __future__ import annotations
 import os
 import re
 
-import orjson
-
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import Frames, call_file_events
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
+    arguments,
     as_dict,
     as_str,
     file_size,
+    head_all,
     json_type,
-    parse_ts,
     read_records,
+    record_ts,
+    spawn_fields,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -74,25 +75,8 @@ def _shaped(rec: object) -> bool:
 
 def detect(path: str, head: bytes) -> bool:
     """A transcript named ``ses_<id>.jsonl`` whose first records are transcript records."""
-    try:
-        if not STEM.fullmatch(os.path.splitext(os.path.basename(path))[0]):
-            return False
-        seen = 0
-        for raw in head.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # the head may end mid-line
-            if not _shaped(rec):
-                return False
-            seen += 1
-            if seen == _HEAD_RECORDS:
-                break
-        return seen > 0
-    except Exception:  # noqa: BLE001 - detection must never break a scan
-        return False
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return STEM.fullmatch(stem) is not None and head_all(head, _shaped, _HEAD_RECORDS)
 
 
 def parse(path: str) -> Frames:
@@ -115,10 +99,8 @@ def parse(path: str) -> Frames:
         if not isinstance(rtype, str) or rtype not in TYPES:
             d.add("unknown_record_type", n, f"type={str(rtype)[:40]}")
             continue
-        ts = parse_ts(rec.get("timestamp"))
-        if ts is None:
-            d.add("bad_timestamp", n, f"timestamp: {json_type(rec.get('timestamp'))}")
-        else:
+        ts = record_ts(rec.get("timestamp"), d, n)
+        if ts is not None:
             times.append(ts)
         if rtype == "user":
             text = rec.get("content")
@@ -152,22 +134,11 @@ def parse(path: str) -> Frames:
         _result(calls[call_id], out, ts)
     rows = [{k: v for k, v in c.items() if k != "_input"} for c in calls.values()]
     events = [
-        {
-            "session_id": sid,
-            "call_id": c["call_id"],
-            "ts": c["ended_at"],
-            "path": p,
-            "op": FILE_OPS[c["tool"]],
-            "how": c["tool"],
-            "tier": "verified",
-            "source_path": path,
-            "line": c["line"],
-        }
+        e
         for c in rows
         if c["tool"] in FILE_OPS and c.get("ended_at") is not None
-        for p in c["paths"]
+        for e in call_file_events(c, FILE_OPS[c["tool"]], path, c["ended_at"])
     ]
-    steps, texts = log.finish(sid, path)
     session = {
         "session_id": sid,
         "harness": NAME,
@@ -180,9 +151,7 @@ def parse(path: str) -> Frames:
         "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
         "n_records": kept,
     }
-    return Frames.from_rows(
-        sessions=[session], calls=rows, file_events=events, diagnostics=d.rows, steps=steps, texts=texts
-    )
+    return log.frames(sid, path, sessions=[session], calls=rows, file_events=events, diagnostics=d.rows)
 
 
 def _pair(waiting: list[str], calls: dict[str, dict], args: object) -> str | None:
@@ -196,9 +165,7 @@ def _pair(waiting: list[str], calls: dict[str, dict], args: object) -> str | Non
 
 
 def _call(args: object, tool: str, call_id: str, sid: str, path: str, n: int, ts, d: Diagnostics) -> dict:
-    inp = args if isinstance(args, dict) else {}
-    if args is not None and not isinstance(args, dict):
-        d.add("bad_arguments", n, f"{tool}: tool_input is a JSON {json_type(args)}")
+    inp = arguments(args, d, n, tool, "tool_input is")
     row: dict = {
         "session_id": sid,
         "call_id": call_id,
@@ -220,10 +187,7 @@ def _call(args: object, tool: str, call_id: str, sid: str, path: str, n: int, ts
         if isinstance(inp.get("workdir"), str):
             row["cwd"] = normalise(inp["workdir"], None)
     elif tool in SPAWN_TOOLS:
-        row["subagent_type"] = as_str(inp.get("subagent_type"))
-        row["description"] = as_str(inp.get("description"))
-        if isinstance(inp.get("prompt"), str):
-            row["prompt_hash"] = text_hash(inp["prompt"])
+        row.update(spawn_fields(inp))
         row["run_in_background"] = (
             inp.get("run_in_background") if isinstance(inp.get("run_in_background"), bool) else None
         )

@@ -33,10 +33,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-import orjson
-
 from sessiongraph.ingest.claude_code.decoding import gemini_shaped
-from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.frames import Frames, call_file_events
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     as_dict,
@@ -44,9 +42,11 @@ from sessiongraph.ingest.jsonl import (
     as_str,
     file_size,
     find_uuids,
+    head_records,
     json_type,
     parse_ts,
     read_records,
+    spawn_fields,
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
@@ -78,21 +78,11 @@ def qwen_shaped(rec: dict) -> bool:
 def detect(path: str, head: bytes) -> bool:
     """A Qwen chat: one of its first records is a ChatRecord in Qwen's shape."""
     try:
-        seen = 0
-        for raw in head.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # the head may end mid-line
+        for rec in head_records(head, _HEAD_RECORDS):
             if not isinstance(rec, dict) or "uuid" not in rec:
                 return False
             if qwen_shaped(rec):
                 return True
-            seen += 1
-            if seen == _HEAD_RECORDS:
-                return False
         return False
     except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
@@ -218,7 +208,6 @@ class _Chat:
             if call_id not in called:
                 self.d.add("unmatched_result", results[call_id][3], "functionResponse names no call of this chat")
         events = [e for c in calls for e in self._events(c)]
-        steps, texts = log.finish(sid, self.path)
         session = {
             "session_id": sid,
             "harness": NAME,
@@ -238,14 +227,8 @@ class _Chat:
             "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
             "n_records": kept,
         }
-        return Frames.from_rows(
-            sessions=[session],
-            calls=calls,
-            file_events=events,
-            usage=usage,
-            diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
+        return log.frames(
+            sid, self.path, sessions=[session], calls=calls, file_events=events, usage=usage, diagnostics=self.d.rows
         )
 
     def _assistant(self, log, rec, n, ts, model, node, up, calls, results, sid) -> int | None:
@@ -308,30 +291,13 @@ class _Chat:
             row["output_ids"] = ids[:MAX_OUTPUT_IDS]
         elif tool in SPAWN_TOOLS:
             row["kind"] = "spawn"
-            row["subagent_type"] = as_str(args.get("subagent_type"))
-            row["description"] = as_str(args.get("description"))
-            prompt = as_str(args.get("prompt"))
-            row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
+            row.update(spawn_fields(args))
         return row
 
     def _events(self, row: dict) -> list[dict]:
         if row["tool"] not in FILE_TOOLS or row["is_error"]:
             return []
-        op = FILE_TOOLS[row["tool"]][1]
-        return [
-            {
-                "session_id": row["session_id"],
-                "call_id": row["call_id"],
-                "ts": row["ended_at"] or row["started_at"],
-                "path": p,
-                "op": op,
-                "how": row["tool"],
-                "tier": "verified",
-                "source_path": self.path,
-                "line": row["line"],
-            }
-            for p in row["paths"]
-        ]
+        return call_file_events(row, FILE_TOOLS[row["tool"]][1], self.path, row["ended_at"] or row["started_at"])
 
     def _usage(self, rec: dict, n: int, ts, model, sid: str) -> dict | None:
         meta = rec.get("usageMetadata")

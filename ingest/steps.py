@@ -44,7 +44,7 @@ from datetime import datetime
 
 import orjson
 
-from sessiongraph.ingest.frames import STEPS, Columns
+from sessiongraph.ingest.frames import STEPS, Columns, Frames
 from sessiongraph.ingest.secrets import mask
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
@@ -264,6 +264,12 @@ class StepLog:
         for t in self.texts:
             t["session_id"], t["source_path"] = get(t["session_id"]), source_path
         return Columns(data, n), self.texts
+
+    def frames(self, ids, source_path: str, copied=None, **tables: list[dict] | Columns) -> Frames:
+        """The file's frames: ``tables`` (row dicts by frame name) with these steps and texts
+        (:meth:`finish`)."""
+        steps, texts = self.finish(ids, source_path, copied)
+        return Frames.from_rows(steps=steps, texts=texts, **tables)
 
     def _drop(self, copied) -> None:
         renumber: dict[tuple, int] = {}  # (session, old seq) -> new seq

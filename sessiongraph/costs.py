@@ -40,7 +40,7 @@ META_PRICES = "prices"  # the price set the store was last priced with
 META_FILE = "price_file"  # the override file it remembers ("" or absent: none)
 
 _ROWS_SQL = """
-SELECT u.rowid AS rid, u.model, s.harness, coalesce(u.ts, s.started_at) AS ts,
+SELECT u.rowid AS rid, u.model, s.harness, coalesce(u.ts, s.started_at) AS ts, u.scope,
        {tokens}, u.usd AS old_usd, u.price_source AS old_source
 FROM usage u
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at

@@ -13,7 +13,10 @@ bucket, ``output_tokens`` already including reasoning. A request is priced as on
 long-context tier (e.g. above 200k input tokens) applies to that request alone.
 
 Harness-made messages that no model produced (``<synthetic>``) and requests with no tokens cost 0
-(source ``free``). A model neither source knows has ``usd`` null, never 0.
+(source ``free``). A model neither source knows has ``usd`` null, never 0; so has a row that
+records no token count at all (every token column null: a harness that keeps only its own dollar
+figure, ``reported_usd``). A session-level row (``scope`` ``session``: a sum over many requests)
+is priced at the base tier: no long-context tier can be told from a sum.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 import polars as pl
 
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest.frames import SESSION_SCOPE
 
 COLUMNS = (
     "pattern",
@@ -47,9 +51,6 @@ FREE = "free"
 # The provider a harness talks to when the label alone does not say (multi-provider harnesses
 # such as pi, oh-my-pi and opencode name their models well enough for the label to decide).
 HARNESS_PROVIDER = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "google"}
-# Harnesses whose usage rows are sums over many requests (an imported OCP document's attempt cost):
-# no long-context tier can be told from a sum, so they are priced at the base tier.
-SUMMED = frozenset({"ocp"})
 # Token columns of a usage row, in the order of a rate vector.
 TOKENS = ("input_tokens", "cache_read_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens", "output_tokens")
 
@@ -259,8 +260,10 @@ class Prices:
         cache_read_tokens: int = 0,
         cache_creation_5m_tokens: int = 0,
         cache_creation_1h_tokens: int = 0,
+        summed: bool = False,
     ) -> float | None:
-        """The dollars of one request made at ``when`` (None: today); None when the model has no price."""
+        """The dollars of one request made at ``when`` (None: today), or of a sum of requests
+        (``summed``: priced at the base tier); None when the model has no price."""
         tokens = (input_tokens, cache_read_tokens, cache_creation_5m_tokens, cache_creation_1h_tokens, output_tokens)
         resolved = self.resolve(model, harness)
         if resolved.source == FREE or not any(tokens):
@@ -275,24 +278,27 @@ class Prices:
         pid = self.price_id(resolved, when if kind else None)
         if pid is None:
             return None
-        whole_input = 0 if harness in SUMMED else sum(tokens[:4])
+        whole_input = 0 if summed else sum(tokens[:4])
         band = [r for r in self._rates[pid] if whole_input > r.above][-1]
         return round(math.fsum(n * r for n, r in zip(tokens, band.per_token, strict=True)) + band.per_request, 9)
 
     def price(self, rows: pl.DataFrame, *, ts: str = "ts", harness: str = "harness") -> pl.DataFrame:
-        """``rows`` (one per request: ``model``, a harness and a time column, :data:`TOKENS`) with ``usd``
-        (null: no price), ``price_source`` and ``priced_as`` added; rows keep their order.
+        """``rows`` (``model``, a harness and a time column, :data:`TOKENS`, and optionally the usage
+        ``scope``: a session row is a sum, priced at the base tier) with ``usd`` (null: no price),
+        ``price_source`` and ``priced_as`` added; rows keep their order.
 
         The price is the one in force on the request's UTC date (to the minute for time-of-day
         prices); a request without a time is priced at today's prices.
         """
         tokens = [pl.col(t).fill_null(0).cast(pl.Float64) for t in TOKENS]
+        summed = (pl.col("scope") == SESSION_SCOPE).fill_null(False) if "scope" in rows.columns else pl.lit(False)
         df = rows.with_columns(
             _h=pl.col(harness),
             _ts=pl.col(ts),
             _i=pl.int_range(pl.len(), dtype=pl.UInt32),
-            _in=pl.when(pl.col(harness).is_in(list(SUMMED))).then(0.0).otherwise(pl.sum_horizontal(tokens[:4])),
+            _in=pl.when(summed).then(0.0).otherwise(pl.sum_horizontal(tokens[:4])),
             _any=pl.sum_horizontal(tokens) > 0,
+            _none=pl.all_horizontal(pl.col(t).is_null() for t in TOKENS),
         )
         pairs = df.select("model", "_h").unique()
         resolved = {(m, h): self.resolve(m, h) for m, h in pairs.iter_rows()}
@@ -336,14 +342,16 @@ class Prices:
         )
         df = df.join(ids, on=["model", "_h", "_when"], how="left", nulls_equal=True)
         df = self._apply_rates(df)
-        free = (pl.col("price_source") == FREE) | ~pl.col("_any")
+        free = ((pl.col("price_source") == FREE) | ~pl.col("_any")) & ~pl.col("_none")
+        none = pl.col("_none")  # no token recorded: nothing of ours to price
         return (
             df.with_columns(
-                usd=pl.when(free).then(0.0).otherwise(pl.col("usd")),
-                price_source=pl.when(free).then(pl.lit(FREE)).otherwise(pl.col("price_source")),
+                usd=pl.when(none).then(None).when(free).then(0.0).otherwise(pl.col("usd")),
+                price_source=pl.when(none).then(None).when(free).then(pl.lit(FREE)).otherwise(pl.col("price_source")),
+                priced_as=pl.when(none).then(None).otherwise(pl.col("priced_as")),
             )
             .sort("_i")
-            .drop("_h", "_ts", "_i", "_in", "_any", "_bucket", "_when", "_pid")
+            .drop("_h", "_ts", "_i", "_in", "_any", "_none", "_bucket", "_when", "_pid")
         )
 
     def _apply_rates(self, df: pl.DataFrame) -> pl.DataFrame:

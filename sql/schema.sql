@@ -168,6 +168,8 @@ CREATE TABLE IF NOT EXISTS usage (
     cache_creation_5m_tokens BIGINT,
     cache_creation_1h_tokens BIGINT,
     reasoning_tokens         BIGINT,
+    scope                    VARCHAR,         -- request (or null) | session: frames.USAGE_SCOPES
+    reported_usd             DOUBLE,          -- the harness's own dollars, never summed with usd
     source_path              VARCHAR NOT NULL,
     line                     BIGINT,
     ingest_id                BIGINT NOT NULL,

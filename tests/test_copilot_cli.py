@@ -87,12 +87,13 @@ def test_session_folder_frames_exactly():
         (CHILD, f"{CWD}/src/beacon/config.py", "read"),  # relative: placed under the session's cwd
     ]
     # Run 2's shutdown repeats run 1's figures: its own use is the difference (haiku: nothing new).
+    # A shutdown's figures are the run's totals per model: session-level rows, no request each.
     cols = ["session_id", "attempt", "model", "input_tokens", "output_tokens", "cache_read_tokens",
-            "cache_creation_tokens", "line"]  # fmt: skip
+            "cache_creation_tokens", "line", "scope"]  # fmt: skip
     assert f.usage.select(cols).rows() == [
-        (MAIN, 1, "claude-sonnet-4.5", 12000 - 8000 - 1500, 100, 8000, 1500, 18),
-        (MAIN, 1, "claude-haiku-4.5", 3000 - 1000, 45, 1000, 0, 18),
-        (MAIN, 2, "claude-sonnet-4.5", 3500 - 2000, 25, 2000, 0, 25),
+        (MAIN, 1, "claude-sonnet-4.5", 12000 - 8000 - 1500, 100, 8000, 1500, 18, "session"),
+        (MAIN, 1, "claude-haiku-4.5", 3000 - 1000, 45, 1000, 0, 18, "session"),
+        (MAIN, 2, "claude-sonnet-4.5", 3500 - 2000, 25, 2000, 0, 25, "session"),
     ]
     assert f.steps.filter(session_id=MAIN).select("attempt", "seq", "role", "kind", "call_id", "is_error").rows() == [
         (1, 0, "user", "prompt", None, None),
@@ -121,11 +122,11 @@ def test_flat_log_with_a_reset_counter_and_a_run_cut_off():
         (3, "flat", "unknown", "gpt-5", 3),
     ]
     cols = ["session_id", "attempt", "message_id", "input_tokens", "output_tokens", "cache_read_tokens",
-            "reasoning_tokens"]  # fmt: skip
+            "reasoning_tokens", "scope"]  # fmt: skip
     assert f.usage.select(cols).rows() == [
-        (sid, 1, "shutdown:7:gpt-5", 3000, 300, 2000, 120),
-        (sid, 2, "shutdown:11:gpt-5", 900, 12, 900, 0),  # lower than run 1's: the run's own figure
-        (sid, 3, "f-3", 0, 7, 0, 0),  # no shutdown: the message's outputTokens
+        (sid, 1, "shutdown:7:gpt-5", 3000, 300, 2000, 120, "session"),
+        (sid, 2, "shutdown:11:gpt-5", 900, 12, 900, 0, "session"),  # lower than run 1's: the run's own figure
+        (sid, 3, "f-3", 0, 7, 0, 0, None),  # no shutdown: the message's outputTokens, one request
     ]
     assert f.file_events.select("path", "op").rows() == [(f"{CWD}/CHANGELOG.md", "write")]
 

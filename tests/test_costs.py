@@ -58,9 +58,14 @@ def test_every_usage_row_is_priced_at_ingest(db):
     # unknown models stay unpriced, never $0: the Codex sample's gpt-5.5-mini and the Qwen Code
     # sample's qwen3-coder-plus (sample_logs/qwen-code, issue 29), which genai-prices does not list,
     # and Kimi CLI's rows, whose logs name no model (null)
-    unpriced = set(rows.filter(pl.col("usd").is_null())["model"].unique())
+    counted = rows.filter(pl.col("input_tokens").is_not_null())
+    unpriced = set(counted.filter(pl.col("usd").is_null())["model"].unique())
     assert unpriced == {"gpt-5.5-mini", "qwen3-coder-plus", None}
     assert rows.filter(pl.col("model").is_null())["session_id"].str.starts_with("kimi-cli:").all()
+    # a row with no token count (a Crush session: only Crush's own dollars) has no price of ours
+    tokenless = rows.filter(pl.col("input_tokens").is_null())
+    assert tokenless["session_id"].str.starts_with("crush:").all() and tokenless.height == 2
+    assert tokenless.select("usd", "price_source", "priced_as").unique().rows() == [(None, None, None)]
     assert q(db, "SELECT value FROM sessiongraph_meta WHERE key = 'prices'").item() == costs.library()
 
 
@@ -160,8 +165,8 @@ def test_report_and_exports_agree_with_the_views_to_the_cent(db, tmp_path):
             continue
         checked += 1
         attempt_costs = [a["cost"] for a in doc["attempts"] if a.get("cost")]
-        if want[rid] is None:
-            assert any("usd" not in c for c in attempt_costs)
+        if want[rid] is None:  # an attempt without usd: unpriced, or no tokens to price (Crush)
+            assert any("usd" not in (a.get("cost") or {}) for a in doc["attempts"])
         else:
             assert round(sum(c.get("usd", 0) for c in attempt_costs), 2) == round(want[rid], 2), rid
     assert checked > 50
@@ -214,3 +219,90 @@ def test_another_library_version_reprices_and_is_never_silent(tmp_path):
     assert q(db, "SELECT sum(usd) FROM usage").item() == right
     with Store(db, read_only=True) as store:
         assert costs.stale(store) is None
+
+
+# Runs of the samples whose harnesses keep only session totals (sample_logs: crush, factory-droid,
+# copilot-cli), by their root sessions.
+CRUSH_ROOT = "crush:3f0c6a2e-1b7d-4e58-9a41-0c2d5e8f7a10"
+CRUSH_CHILD = "crush:msg-a2$$call-agent"
+DROID_ROOT = "factory-droid:5b2e8c14-7a3f-4d69-b1e0-2c8f9a6d3e71"
+COPILOT_ROOT = "copilot-cli:4f8a2c1d-6b3e-4d5a-9c7f-0e1d2b3a4c5e"  # two runs, each with its shutdown totals
+COPILOT_FLAT = "copilot-cli:9b2e7d4c-1a3f-4e6b-8d5c-2f0a1b9c8d7e"  # two shutdowns and one run cut off
+
+
+def test_session_totals_count_once_and_never_as_requests(db, tmp_path):
+    """A harness's session totals are tokens and dollars once, no request, in every sink: views,
+    report, OCP, Parquet. Figures by hand at the list prices (per million tokens): Claude Sonnet
+    4.5 $3 in, $15 out, $0.30 cache read; the Droid parent 5120/812/2048 = $0.0281544, its child
+    2300/140 = $0.009. Crush's cost is its own figure (no tokens of ours to price)."""
+    runs = q(
+        db,
+        "SELECT root_session_id, requests, tokens, usd, usd_priced, unpriced_requests, reported_usd FROM run_costs"
+        " WHERE list_contains($1, root_session_id) ORDER BY 1",
+        [[CRUSH_ROOT, DROID_ROOT, COPILOT_ROOT, COPILOT_FLAT]],
+    ).rows()
+    assert runs == [
+        (COPILOT_ROOT, 0, 18670, 0.024825, 0.024825, 0, None),
+        (COPILOT_FLAT, 1, 7119, 0.008428, 0.008428, 0, None),  # the cut-off run's message: one request
+        (CRUSH_ROOT, 0, 0, None, 0.0, 0, 0.0237),  # our dollars unknown, never $0; Crush's: 0.0224 + 0.0013
+        (DROID_ROOT, 0, 10420, 0.037154, 0.037154, 0, None),  # $0.0371544
+    ]
+    # the one rule: session rows are in the dollars and tokens, not in the requests
+    rule = q(
+        db,
+        "SELECT count(*) FILTER (WHERE scope = 'session') AS rows, n_requests(scope) AS requests FROM usage_costs"
+        " WHERE harness IN ('crush', 'factory-droid')",
+    ).row(0)
+    assert rule == (4, 0)
+
+    with Store(db, read_only=True) as store:
+        r = report.build(store)
+    sources = r.sources.filter(pl.col("model").is_in(["claude-sonnet-4", "claude-3-5-haiku"]))
+    assert sources.select("source", "requests", "session_totals", "tokens", "usd").rows() == [
+        ("(no tokens)", 0, 1, 0, None),
+        ("(no tokens)", 0, 1, 0, None),
+    ]
+    assert r.total["reported"] == 0.0237
+    crush_run = r.runs.filter(pl.col("root_session_id") == CRUSH_ROOT).select("usd", "reported_usd").rows()
+    assert crush_run == [(None, 0.0237)]
+
+    export_parquet(tmp_path / "ds", db=str(db))
+    usage = pl.from_arrow(read_table(tmp_path / "ds", "usage"))
+    assert set(usage["scope"]) == {"request", "session"}  # never null in the dataset
+    crush = usage.filter(pl.col("session_id").str.starts_with("crush:")).sort("session_id")
+    assert crush.select("session_id", "scope", "input_tokens", "usd", "reported_usd").rows() == [
+        (CRUSH_ROOT, "session", None, None, 0.0224),
+        (CRUSH_CHILD, "session", None, None, 0.0013),
+    ]
+    attempts = pl.from_arrow(read_table(tmp_path / "ds", "attempts"))
+    droid = attempts.filter(pl.col("session_id").str.starts_with("factory-droid:")).sort("session_id")
+    assert droid.select("session_id", "requests", "input_tokens", "usd").rows() == [
+        (DROID_ROOT, 0, 5120, 0.028154),
+        ("factory-droid:9d4a1f7e-3c2b-4e85-a6d0-7b1e5f9c2a48", 0, 2300, 0.009),
+    ]
+
+    summary = export_ocp(tmp_path / "ocp", db=str(db))
+    docs = [json.loads(Path(p).read_text()) for p in summary.files]
+    attempts_of: dict[str, list[dict]] = {}
+    for d in docs:
+        for a in d["attempts"]:
+            attempts_of.setdefault(a.get("session"), []).append(a)
+    [parent] = attempts_of[DROID_ROOT.split(":", 1)[1]]
+    assert parent["cost"] == {
+        "input_tokens": 5120,
+        "cached_input_tokens": 2048,
+        "cache_creation_tokens": 0,
+        "cache_creation_5m_tokens": 0,
+        "cache_creation_1h_tokens": 0,
+        "output_tokens": 812,
+        "reasoning_tokens": 0,
+        "usd": 0.028154,
+        "tariff": parent["cost"]["tariff"],
+        "basis": "measured",
+    }  # no "requests": a session's totals say how much, not in how many requests
+    [crush_main] = attempts_of[CRUSH_ROOT.split(":", 1)[1]]
+    assert "cost" not in crush_main  # no token counted, no dollar of ours
+    assert crush_main["ext"]["dev.sessiongraph.cost"] == {"reported_usd": 0.0224, "source": "the harness's own figure"}
+    # the flat Copilot CLI log: two runs with shutdown totals (no count), one cut off (its message)
+    flat = attempts_of[COPILOT_FLAT.split(":", 1)[1]]
+    assert [a["cost"].get("requests") for a in flat] == [None, None, 1]

@@ -1,6 +1,8 @@
 """Crush adapter: a ``crush.db`` read from a temporary copy (WAL applied, the harness's files
 untouched), detected by its tables, children tied by ``parent_session_id`` and the
-``<message>$$<call>`` id (verified), session-level tokens never split into invented rows."""
+``<message>$$<call>`` id (verified); each session one usage row of scope session holding Crush's
+own dollars (a parent's less its children's) and no tokens (Crush keeps the last step's context,
+not totals), never split into invented requests."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from sessiongraph.ingest import crush, discover, registry
 from sessiongraph.ingest.discover import classify
-from sessiongraph.ingest.frames import DIAGNOSTIC_CODES, SCHEMAS
+from sessiongraph.ingest.frames import DIAGNOSTIC_CODES, SCHEMAS, USAGE_TOKENS
 from sessiongraph.ingest.jsonl import text_hash
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
@@ -60,8 +62,18 @@ def test_sample_frames_exactly():
         ("call-view", f"{cwd}/server/main.go", "read", "verified"),
         ("call-edit", f"{cwd}/server/routes.go", "write", "verified"),
     ]
-    assert f.usage.height == 0  # tokens are per session: never split into invented request rows
-    assert f.diagnostics["code"].to_list() == ["no_token_counts", "no_token_counts"]
+    # one row per session, scope session: Crush's own dollars, no tokens (its token columns are
+    # the last step's context, 4210/655 and 1200/80 here, not totals); the parent's cost, 0.0237,
+    # includes the child's 0.0013, which Crush added to it
+    usage = f.usage.select("session_id", "ts", "model", "message_id", "scope", "reported_usd", *USAGE_TOKENS)
+    assert usage.rows() == [
+        (f"crush:{MAIN}", at(18), "claude-sonnet-4-20250514", f"session:{MAIN}", "session", 0.0224, *[None] * 7),
+        (f"crush:{CHILD}", at(9), "claude-3-5-haiku-20241022", f"session:{CHILD}", "session", 0.0013, *[None] * 7),
+    ]
+    assert f.diagnostics.select("code", "detail").rows() == [
+        ("no_token_counts", f"{MAIN}: only the cost is recorded per session, not its tokens"),
+        ("no_token_counts", f"{CHILD}: only the cost is recorded per session, not its tokens"),
+    ]
     steps = f.steps.filter(f.steps["session_id"] == f"crush:{MAIN}")
     assert steps.select("seq", "role", "kind", "call_id").rows()[:4] == [
         (0, "user", "prompt", None),
@@ -77,7 +89,37 @@ def test_child_is_a_verified_spawn(tmp_path):
     ingest([str(SAMPLE.parent.parent.parent)], db=str(db), workers=1)
     with Store(db, read_only=True) as st:
         edges = st.query("SELECT src, src_call_id, dst, tier FROM edges WHERE kind = 'spawn'").rows()
+        sessions = st.query("SELECT session_id, requests, tokens, usd, reported_usd FROM session_costs ORDER BY 1")
+        run = st.query("SELECT requests, tokens, usd, usd_priced, reported_usd FROM run_costs").rows()
+        priced = st.query("SELECT DISTINCT usd, price_source, priced_as FROM usage").rows()
     assert edges == [(f"crush:{MAIN}", "call-agent", f"crush:{CHILD}", "verified")]
+    # no tokens to price: our dollars are unknown (null, never $0); Crush's own sum once per run
+    assert sessions.rows() == [(f"crush:{MAIN}", 0, 0, None, 0.0224), (f"crush:{CHILD}", 0, 0, None, 0.0013)]
+    assert run == [(0, 0, None, 0.0, 0.0237)]
+    assert priced == [(None, None, None)]
+
+
+def test_a_parent_not_yet_charged_for_its_child_keeps_its_cost(tmp_path):
+    """Crush adds a child's cost to its parent's when the child's agent call ends: a parent below
+    its children's total has not been charged yet and keeps its own figure."""
+    db = tmp_path / "crush.db"
+    shutil.copyfile(SAMPLE, db)
+
+    def reported(sql: str, *args) -> tuple[list, list]:
+        con = sqlite3.connect(db)
+        con.execute(sql, args)
+        con.commit()
+        con.close()
+        f = crush.parse(str(db))
+        _schema_ok(f)
+        return f.usage.select("session_id", "reported_usd").rows(), f.diagnostics.select("code", "detail").rows()
+
+    rows, _ = reported("UPDATE sessions SET cost = 0.0005 WHERE id = ?", MAIN)
+    assert rows == [(f"crush:{MAIN}", 0.0005), (f"crush:{CHILD}", 0.0013)]
+    # a cost that is no number is a diagnostic: no figure for it, none taken off its parent's
+    rows, diags = reported("UPDATE sessions SET cost = 'n/a' WHERE id = ?", CHILD)
+    assert rows == [(f"crush:{MAIN}", 0.0005), (f"crush:{CHILD}", None)]
+    assert ("wrong_type", f"{CHILD}: cost is str") in diags
 
 
 def test_detection_by_content(tmp_path):

@@ -1,5 +1,6 @@
-"""Factory Droid adapter: session files with their .settings.json side file (model; session-level
-tokens left out, said in a diagnostic), a child tied by callingSessionId + callingToolUseId."""
+"""Factory Droid adapter: session files with their .settings.json side file (model, and its
+session-level tokenUsage as one usage row of scope session, priced once), a child tied by
+callingSessionId + callingToolUseId."""
 
 from __future__ import annotations
 
@@ -69,11 +70,30 @@ def test_parent_frames_exactly():
         ("toolu_exec1", "Execute", "shell", [], "pytest -q tests/test_total.py", True, at("09:00:40")),
     ]
     assert f.file_events.select("call_id", "path", "op").rows() == [("toolu_read1", f"{CWD}/src/total.py", "read")]
-    assert f.usage.height == 0  # tokenUsage is the session's total: not split into invented rows
-    assert f.diagnostics.select("code", "detail").rows() == [
-        ("no_token_counts", "settings.json tokenUsage is session-level only: no usage rows")
+    # tokenUsage is the session's total: one row of scope session, never split into invented requests
+    assert f.usage.drop("source_path").to_dicts() == [
+        {
+            "session_id": f"factory-droid:{PARENT}",
+            "attempt": None,
+            "ts": at("09:00:40"),
+            "model": "claude-sonnet-4-5-20250929",
+            "message_id": f"session:{PARENT}",
+            "request_id": None,
+            "input_tokens": 5120,
+            "output_tokens": 812,
+            "cache_read_tokens": 2048,
+            "cache_creation_tokens": 0,
+            "cache_creation_5m_tokens": 0,
+            "cache_creation_1h_tokens": 0,
+            "reasoning_tokens": 0,
+            "scope": "session",
+            "reported_usd": None,
+            "line": None,
+        }
     ]
+    assert f.diagnostics.height == 0
     assert f.steps.height == 8
+    assert f.steps["input_tokens"].is_null().all()  # a session's totals go on no step
 
 
 def test_child_records_its_parent_and_call():
@@ -89,7 +109,16 @@ def test_child_is_a_verified_spawn_of_the_task_call(tmp_path):
     ingest([str(FOLDER)], db=str(db), workers=1)
     with Store(db, read_only=True) as st:
         edges = st.query("SELECT src, src_call_id, dst, tier FROM edges WHERE kind = 'spawn'").rows()
+        # each session's tokenUsage priced once at Claude Sonnet 4.5's list prices ($3 in, $15 out,
+        # $0.30 cache read per million): 5120, 812 and 2048 tokens; 2300 and 140; no request counted
+        sessions = st.query("SELECT session_id, requests, tokens, usd FROM session_costs ORDER BY 1").rows()
+        run = st.query("SELECT requests, tokens, usd, reported_usd FROM run_costs").rows()
     assert edges == [(f"factory-droid:{PARENT}", "toolu_task1", f"factory-droid:{CHILD}", "verified")]
+    assert sessions == [
+        (f"factory-droid:{PARENT}", 0, 7980, 0.028154),  # $0.0281544 to the microdollar
+        (f"factory-droid:{CHILD}", 0, 2440, 0.009),
+    ]
+    assert run == [(0, 10420, 0.037154, None)]  # $0.0371544
 
 
 def test_bad_settings_and_records_are_diagnostics(tmp_path):
@@ -103,6 +132,7 @@ def test_bad_settings_and_records_are_diagnostics(tmp_path):
     (tmp_path / f"{PARENT}.settings.json").write_bytes(b"[1, 2]")
     f = droid.parse(str(log))
     _schema_ok(f)
+    assert f.usage.height == 0  # no settings: no tokens
     assert sorted(f.diagnostics["code"].to_list()) == [
         "bad_sidecar",
         "bad_timestamp",
@@ -111,3 +141,15 @@ def test_bad_settings_and_records_are_diagnostics(tmp_path):
         "unmatched_result",
     ]
     assert f.sessions["model"].to_list() == [None]
+
+
+def test_token_usage_that_is_not_an_object_is_a_diagnostic(tmp_path):
+    log = tmp_path / f"{PARENT}.jsonl"
+    shutil.copy(FOLDER / f"{PARENT}.jsonl", log)
+    settings = orjson.loads((FOLDER / f"{PARENT}.settings.json").read_bytes())
+    (tmp_path / f"{PARENT}.settings.json").write_bytes(orjson.dumps({**settings, "tokenUsage": [5120, 812]}))
+    f = droid.parse(str(log))
+    _schema_ok(f)
+    assert f.usage.height == 0
+    assert f.diagnostics.select("code", "detail").rows() == [("bad_sidecar", "settings.json tokenUsage: a JSON array")]
+    assert f.sessions["model"].to_list() == ["claude-sonnet-4-5-20250929"]

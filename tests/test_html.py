@@ -143,6 +143,22 @@ def test_unpriced_model_is_null_never_zero(db):
     assert Prices.load().resolve("gpt-5.5-mini", "codex").source is None
 
 
+def test_session_totals_and_reported_dollars(db):
+    """Crush's sessions: no request, no token, no dollars of ours (n/a, and no model named as
+    unpriced), Crush's own figure apart; a Droid session's totals: dollars, no request."""
+    crush = "crush:3f0c6a2e-1b7d-4e58-9a41-0c2d5e8f7a10"
+    droid = "factory-droid:5b2e8c14-7a3f-4d69-b1e0-2c8f9a6d3e71"
+    with Store(db, read_only=True) as store:
+        data = {sid: page_data(html.run_page(store, sid)) for sid in (crush, droid)}
+    got = {
+        sid: next((s["requests"], s["session_totals"], s["usd"], s["unpriced"], s["reported_usd"])
+                  for s in d["sessions"] if s["id"] == sid)
+        for sid, d in data.items()
+    }  # fmt: skip
+    assert got == {crush: (0, True, None, [], 0.0224), droid: (0, True, 0.028154, [], None)}
+    assert data[crush]["run"]["usd"] is None and data[droid]["run"]["usd"] == 0.037154
+
+
 def test_artifacts_table_lists_every_file_the_run_wrote_or_read(db, orbit_run, orbit_page):
     with Store(db, read_only=True) as store:
         want = store.query(

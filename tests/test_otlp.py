@@ -411,3 +411,18 @@ def test_a_receiver_gone_mid_export_is_an_error_saying_what_was_sent(phoenix, st
     # the command: an error line and exit status 1, never a success line
     res = CliRunner().invoke(main, ["export", "otlp", "--endpoint", server.url, "--db", store])
     assert res.exit_code == 1 and "failed after 0 spans" in res.output and "OTLP:" not in res.output
+
+
+def test_session_totals_are_no_requests_and_reported_dollars_ride_apart(store, files):
+    """A harness's session totals (Factory Droid's tokenUsage) carry tokens and dollars but no
+    request count; Crush's sessions carry no token attribute (none is recorded), only Crush's own
+    dollars, apart from ours."""
+    run_of = dict(sql(store, "SELECT session_id, run_id FROM run_sessions"))
+    droid = "factory-droid:5b2e8c14-7a3f-4d69-b1e0-2c8f9a6d3e71"
+    a = attrs(sessions(files[run_of[droid]])[droid])
+    assert (a[names.INPUT_TOKENS], a[names.OUTPUT_TOKENS], a[names.USD]) == (5120 + 2048, 812, 0.028154)
+    assert f"{names.EXT}.usage.requests" not in a and f"{names.EXT}.usage.reported_usd" not in a
+    crush = "crush:3f0c6a2e-1b7d-4e58-9a41-0c2d5e8f7a10"
+    a = attrs(sessions(files[run_of[crush]])[crush])
+    assert not [k for k in a if k.startswith("gen_ai.usage")] and names.USD not in a
+    assert a[f"{names.EXT}.usage.reported_usd"] == 0.0224

@@ -57,6 +57,10 @@ def costs_by_record(db, since=None):
     )
     by_series, by_run, unpriced = defaultdict(float), defaultdict(float), defaultdict(int)
     for r in rows.iter_rows(named=True):
+        key = (r["day"], r["harness"], normalise_model(r["model"]) or r["model"] or "(none)")
+        if r["input_tokens"] is None:  # a Crush session's row: the harness's dollars, no token to price
+            unpriced[key] += 0
+            continue
         tokens = r["input_tokens"] + r["output_tokens"] + r["cache_read_tokens"] + r["cache_creation_tokens"]
         usd = prices.usd(
             r["model"],
@@ -67,8 +71,8 @@ def costs_by_record(db, since=None):
             cache_read_tokens=r["cache_read_tokens"],
             cache_creation_5m_tokens=r["cache_creation_5m_tokens"],
             cache_creation_1h_tokens=r["cache_creation_1h_tokens"],
+            summed=r["scope"] == "session",  # a session's totals: the base tier
         )
-        key = (r["day"], r["harness"], normalise_model(r["model"]) or r["model"] or "(none)")
         if usd is None:
             unpriced[key] += tokens
         else:
@@ -182,7 +186,11 @@ def test_text_report_through_the_cli(db):
     assert re.search(rf"^\s+runs: {q(db, 'SELECT count(*) FROM runs').item()}$", out, re.M)
     assert re.search(r"^2025-12-16\s+codex\s+gpt-5\.5-mini\s+17320\s+n/a$", out, re.M)  # unknown model: n/a
     # which source priced which model; the unknown one is named with its requests
-    assert re.search(r"^\(no price\)\s+gpt-5\.5-mini\s+3\s+30540\s+n/a$", out, re.M)
+    assert re.search(r"^\(no price\)\s+gpt-5\.5-mini\s+3\s+0\s+30540\s+n/a$", out, re.M)
+    # a Crush session: no tokens to price, no request, one session total; its own dollars apart
+    assert re.search(r"^\(no tokens\)\s+claude-sonnet-4\s+0\s+1\s+0\s+n/a$", out, re.M)
+    assert re.search(r"^2025-08-06\s+crush\s+claude-3-5-haiku\s+0\s+n/a\s+\$0\.0013$", out, re.M)
+    assert re.search(r"^\s+reported: \$0\.02 \(the harnesses' own, not in dollars\)$", out, re.M)
     assert re.search(r"^genai-prices \S+\s+gpt-5\.5\s+openai:gpt-5\.5\s+", out, re.M)
     for title in (
         "Runs and dollars per day (UTC)",

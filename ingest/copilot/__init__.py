@@ -17,8 +17,9 @@ Decisions, from the format facts:
   new run of the same session, numbered as ``attempt`` 2, 3, ... (1 is the run that started it);
   a file of one run leaves ``attempt`` null.
 - **Tokens** are ``session.shutdown.data.modelMetrics`` (per model ``usage{inputTokens,
-  outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens}``), written when a run ends:
-  one usage row per model and run. ``inputTokens`` includes the cache reads and writes, so uncached
+  outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens}``, with ``requests{count}``),
+  written when a run ends: the run's totals over its requests, so one usage row per model and run
+  of scope ``session`` (tokens and dollars once, no request of its own). ``inputTokens`` includes the cache reads and writes, so uncached
   input is what is left of it. Whether a resumed run's shutdown repeats the earlier runs' figures
   is reported both ways (counters reset per run: PanAchy/copilot-arewecooked #45 and
   github/copilot-cli #524; cumulative: ccusage/ccusage #1721), so each shutdown is compared with the
@@ -43,11 +44,10 @@ from __future__ import annotations
 import os
 import re
 
-import orjson
-
 from sessiongraph.ingest.copilot.events import EVENTS, NAME, WORKSPACE, Events
 from sessiongraph.ingest.copilot.history import History
 from sessiongraph.ingest.frames import Frames
+from sessiongraph.ingest.jsonl import head_records
 
 __all__ = ["NAME", "detect", "log_of", "parse"]
 
@@ -62,15 +62,8 @@ def detect(path: str, head: bytes) -> bool:
     try:
         if _HISTORY_HEAD.match(head):
             return b'"chatMessages"' in head
-        for raw in head.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                rec = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # the head may end mid-line
-            return _event_shaped(rec)  # the first record decides
-        return False
+        first = next(head_records(head, 1), None)  # the first record decides
+        return first is not None and _event_shaped(first)
     except Exception:  # noqa: BLE001 - detection must never break a scan
         return False
 

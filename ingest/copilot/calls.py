@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sessiongraph.ingest.jsonl import Diagnostics, as_str, find_uuids, json_type, text_hash
+from sessiongraph.ingest.frames import call_file_events
+from sessiongraph.ingest.jsonl import Diagnostics, arguments, as_str, find_uuids, spawn_fields
 from sessiongraph.ingest.paths import normalise
 
 # tool -> (call kind, file op); str_replace_editor (<= 0.0.33x) by its command argument.
@@ -33,10 +34,7 @@ def tool_kind(tool: str, args: dict) -> tuple[str, str | None]:
 
 
 def call_row(path: str, call_id: str, tool: str, args: object, n: int, ts, d: Diagnostics) -> dict:
-    if not isinstance(args, dict):
-        if args is not None:
-            d.add("bad_arguments", n, f"{tool}: arguments are a JSON {json_type(args)}")
-        args = {}
+    args = arguments(args, d, n, tool)
     kind, op = tool_kind(tool, args)
     row: dict = {
         "call_id": call_id,
@@ -57,10 +55,7 @@ def call_row(path: str, call_id: str, tool: str, args: object, n: int, ts, d: Di
     elif kind == "shell":
         row["command"] = as_str(args.get("command"))
     elif kind == "spawn":
-        row["subagent_type"] = as_str(args.get("agent_type"))
-        row["description"] = as_str(args.get("description"))
-        prompt = as_str(args.get("prompt"))
-        row["prompt_hash"] = text_hash(prompt) if prompt is not None else None
+        row.update(spawn_fields(args, "agent_type"))
     return row
 
 
@@ -81,18 +76,5 @@ def finish_calls(calls: list[dict], sid: str, cwd: str | None, path: str) -> lis
         row["paths"] = [p for p in (normalise(x, cwd) for x in row["paths"]) if p]
         if op is None or row.get("is_error") or (row["ended_at"] is None and row["started_at"] is not None):
             continue  # no result logged (history: no times at all, so a call stands for itself)
-        events += [
-            {
-                "session_id": sid,
-                "call_id": row["call_id"],
-                "ts": row["ended_at"] or row["started_at"],
-                "path": p,
-                "op": op,
-                "how": row["tool"],
-                "tier": "verified",
-                "source_path": path,
-                "line": row["line"],
-            }
-            for p in row["paths"]
-        ]
+        events += call_file_events(row, op, path, row["ended_at"] or row["started_at"])
     return events

@@ -367,13 +367,6 @@ class Events:
                 step[_ATTEMPT] = None
             for t in self.log.texts:
                 t["attempt"] = None
-        steps, texts = self.log.finish(ids, self.path)
-        return Frames.from_rows(
-            sessions=sessions,
-            calls=calls,
-            file_events=events,
-            usage=usage,
-            diagnostics=self.d.rows,
-            steps=steps,
-            texts=texts,
+        return self.log.frames(
+            ids, self.path, sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.d.rows
         )

@@ -15,6 +15,7 @@ from sessiongraph.ingest.jsonl import (
     as_dict,
     as_str,
     file_size,
+    json_arguments,
     json_type,
     parse_ts,
     read_document,
@@ -93,7 +94,6 @@ class History:
                 self.d.add("unknown_record_type", None, f"chatMessages[{i}] role: {json_type(role)}")
         rows = list(calls.values())
         events = finish_calls(rows, sid, None, self.path)
-        steps, texts = log.finish(sid, self.path)
         session = {
             "session_id": sid,
             "harness": NAME,
@@ -107,22 +107,14 @@ class History:
             "first_prompt_hash": text_hash(prompt) if prompt is not None else None,
             "n_records": len(messages),
         }
-        return Frames.from_rows(
-            sessions=[session], calls=rows, file_events=events, diagnostics=self.d.rows, steps=steps, texts=texts
-        )
+        return log.frames(sid, self.path, sessions=[session], calls=rows, file_events=events, diagnostics=self.d.rows)
 
     def _call(self, log: StepLog, tc: dict, i: int, calls: dict) -> None:
         fn = as_dict(tc.get("function"))
         tool = as_str(fn.get("name")) or ""
         call_id = as_str(tc.get("id")) or f"message{i}:{tool}"
         raw = fn.get("arguments")
-        args: object = raw
-        if isinstance(raw, str):
-            try:
-                args = orjson.loads(raw) if raw.strip() else {}
-            except orjson.JSONDecodeError:
-                self.d.add("bad_arguments", None, f"{tool}: arguments are not JSON")
-                args = None
+        args = json_arguments(raw, self.d, None, tool)
         log.add(0, None, None, "assistant", "tool_call", raw if isinstance(raw, str) else json_content(raw),
                 call_id=call_id, tool=tool)  # fmt: skip
         calls[call_id] = call_row(self.path, call_id, tool, args, None, None, self.d)  # type: ignore[arg-type]

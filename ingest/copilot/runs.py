@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from sessiongraph.ingest.frames import split_cache_writes
+from sessiongraph.ingest.frames import SESSION_SCOPE, split_cache_writes
 
 METRICS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 
@@ -56,7 +56,8 @@ def usage_row(path: str, n: int, ts, model, message_id: str, counts: tuple[int, 
 
 def run_usage(runs: list[Run], path: str) -> list[list[dict]]:
     """Each run's usage rows: its shutdown's figures, less the previous shutdown's when they are
-    cumulative (the package doc); its messages' output tokens when it has none."""
+    cumulative (the package doc), one row per model of scope ``session`` (a run's totals, not a
+    request); its messages' output tokens, one request each, when it has none."""
     out: list[list[dict]] = []
     before: dict[str, tuple[int, ...]] | None = None
     for run in runs:
@@ -72,7 +73,8 @@ def run_usage(runs: list[Run], path: str) -> list[list[dict]]:
             if cumulative and before is not None and model in before:
                 counts = tuple(a - b for a, b in zip(counts, before[model], strict=True))
             if any(counts):
-                rows.append(usage_row(path, line, run.metrics_ts, model, f"shutdown:{line}:{model}", counts))
+                row = usage_row(path, line, run.metrics_ts, model, f"shutdown:{line}:{model}", counts)
+                rows.append({**row, "scope": SESSION_SCOPE})
         out.append(rows)
         before = now
     return out

@@ -1,6 +1,8 @@
 """Build ``webapp/.crush/crush.db``: a Crush store with the columns of real stores (goose
 version 20250627000000) holding a main session whose ``agent`` call runs a child session
-(id ``<message>$$<call>``, ``parent_session_id`` set). Run: ``python sample_logs/crush/_make_db.py``."""
+(id ``<message>$$<call>``, ``parent_session_id`` set). As Crush does, the parent's ``cost``
+includes the child's (0.0224 of its own + the child's 0.0013), and the token columns hold the last
+step's context, not totals. Run: ``python sample_logs/crush/_make_db.py``."""
 
 from __future__ import annotations
 
@@ -123,7 +125,7 @@ def main() -> None:
     con = sqlite3.connect(DB)
     con.executescript(SCHEMA)
     con.execute(
-        "INSERT INTO sessions VALUES (?, NULL, 'Health check', 8, 4210, 655, 0.0224, ?, ?, NULL, NULL)",
+        "INSERT INTO sessions VALUES (?, NULL, 'Health check', 8, 4210, 655, 0.0237, ?, ?, NULL, NULL)",
         [MAIN, T0 + 18, T0],
     )
     con.execute(

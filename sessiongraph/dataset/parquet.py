@@ -399,7 +399,10 @@ def load(dataset_uri: str | os.PathLike, *, db: str | None = None) -> LoadSummar
     sessions = read["attempts"].with_columns(pl.col("harness").replace(dataset.UNKNOWN, None))
     frames = {
         "sessions": _fit(sessions, SESSIONS),
-        "usage": _fit(read["usage"], USAGE),
+        # a request is a null scope in the store (the frames contract), "request" in the dataset
+        "usage": _fit(read["usage"], USAGE).with_columns(
+            pl.when(pl.col("scope") == "request").then(None).otherwise(pl.col("scope")).alias("scope")
+        ),
         "outcomes": _fit(read["outcomes"], OUTCOMES),
         "steps": _fit(read["steps"], STEPS),
         "commits": _fit(read["commits"], COMMITS),

@@ -34,7 +34,7 @@ from sessiongraph.ingest.secrets import mask
 from sessiongraph.store import Store, batches
 
 # Bumped whenever a column is added, removed, renamed or changes type or meaning.
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 UNKNOWN = "unknown"  # partition value for a null harness or month
 TOKENS = USAGE_TOKENS
 _TOKEN_COLS = {t: pl.Int64 for t in TOKENS}
@@ -162,7 +162,9 @@ USAGE = pl.Schema(
         "message_id": pl.String,
         "request_id": pl.String,
         **_TOKEN_COLS,
+        "scope": pl.String,
         "usd": pl.Float64,
+        "reported_usd": pl.Float64,
         "price_source": pl.String,
         "source_path": pl.String,
         "line": pl.Int64,
@@ -427,18 +429,20 @@ LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP 
        ON o.session_id = a.producer
 """
 
-# Each request with the dollars it was priced at ingest (sessiongraph/costs.py).
+# Each usage row (a request, or a session's totals) with the dollars it was priced at ingest
+# (sessiongraph/costs.py).
 _USAGE = """
-SELECT u.* EXCLUDE (ingest_id, usd, priced_as, model_id, priced_with), u.usd::DOUBLE AS usd, m.run_id,
-       o.harness AS _harness
+SELECT u.* EXCLUDE (ingest_id, usd, priced_as, model_id, priced_with, scope), coalesce(u.scope, 'request') AS scope,
+       u.usd::DOUBLE AS usd, m.run_id, o.harness AS _harness
 FROM usage_dedup u
 LEFT JOIN run_sessions m USING (session_id)
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness FROM sessions GROUP BY session_id) o USING (session_id)
 """
-# Dollars per attempt, session and run: summed in SQL by the store's one rule (usd_total,
-# sql/views/costs.sql), as the views, the report and OCP documents do.
+# Dollars per attempt, session and run: summed in SQL by the store's one rule (usd_total), requests
+# counted by its one rule (n_requests; sql/views/costs.sql), as the views, the report and OCP
+# documents do.
 _ATTEMPT_USAGE = """
-SELECT session_id, source_path, attempt AS file_attempt, count(*) AS requests, {sums}, usd_total(usd) AS usd
+SELECT session_id, source_path, attempt AS file_attempt, n_requests(scope) AS requests, {sums}, usd_total(usd) AS usd
 FROM usage_costs GROUP BY ALL
 """
 _RUN_MONEY = "SELECT run_id, usd, usd_priced, unpriced_requests FROM run_costs"

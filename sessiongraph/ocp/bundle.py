@@ -66,23 +66,26 @@ WHERE m.run_id IN (SELECT run_id FROM chosen)
 ORDER BY s.session_id, s.started_at NULLS LAST, s.source_path, attempt
 """
 
-# Token sums and dollars per (run, session, file, attempt, model), from the requests priced at
-# ingest, summed by the store's one rule (usd_total, sql/views/costs.sql); ``attempt_usd`` the
-# attempt's whole dollars by the same rule, ``sources`` the price sources used, ``day`` the last
-# request's UTC date.
+# Token sums and dollars per (run, session, file, attempt, model), from the usage rows priced at
+# ingest, summed by the store's one rule (usd_total, sql/views/costs.sql); ``requests`` the
+# request rows (n_requests), ``session_rows`` the rows of a session's totals, a token sum null
+# where no row records it; ``attempt_usd`` the attempt's whole dollars by the same rule,
+# ``reported_usd`` the harness's own (reported_total), ``sources`` the price sources used, ``day``
+# the last row's UTC date.
 _USAGE = """
 WITH r AS (SELECT * FROM usage_costs WHERE run_id IN (SELECT run_id FROM chosen)),
 a AS (SELECT session_id, source_path, attempt, usd_total(usd) AS attempt_usd FROM r GROUP BY ALL)
-SELECT r.run_id, r.session_id, r.source_path, r.attempt, r.model, count(*) AS requests,
-       TOKEN_SUMS,
+SELECT r.run_id, r.session_id, r.source_path, r.attempt, r.model, n_requests(r.scope) AS requests,
+       count(*) FILTER (WHERE NOT is_request(r.scope)) AS session_rows, TOKEN_SUMS,
        usd_total(r.usd) AS usd, any_value(a.attempt_usd) AS attempt_usd,
+       reported_total(r.reported_usd) AS reported_usd,
        coalesce(list(DISTINCT r.price_source ORDER BY r.price_source) FILTER (r.price_source IS NOT NULL), [])
            AS sources,
        max(r.day) AS day
 FROM r JOIN a USING (session_id, source_path, attempt)
 GROUP BY r.run_id, r.session_id, r.source_path, r.attempt, r.model
 ORDER BY r.run_id, r.session_id, r.source_path, r.attempt, r.model NULLS LAST
-""".replace("TOKEN_SUMS", ", ".join(f"coalesce(sum(r.{t}), 0)::BIGINT AS {t}" for t in USAGE_TOKENS))
+""".replace("TOKEN_SUMS", ", ".join(f"sum(r.{t})::BIGINT AS {t}" for t in USAGE_TOKENS))
 
 
 # The call's command and description ride along for the ``full`` profile only.

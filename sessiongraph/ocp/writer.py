@@ -248,7 +248,8 @@ class _Doc:
                 "started_at": timestamp(seg["started_at"]),
                 "ended_at": timestamp(seg["ended_at"]),
                 "outcome": outcome,
-                "cost": self._cost(usage.get((sid, seg["source_path"], seg["attempt"]), [])),
+                "cost": self._cost(usage.get(key, [])),
+                "ext": self._reported(usage.get(key, [])),
                 "role": {
                     "value": m["role"],
                     "tier": m["role_tier"] or "heuristic",
@@ -292,22 +293,26 @@ class _Doc:
     def _cost(self, rows: list[dict]) -> dict | None:
         if not rows:
             return None
-        keys = (*USAGE_TOKENS, "requests")
-        tot = {k: sum(int(r[k] or 0) for r in rows) for k in keys}
-        cost: dict[str, Any] = {
-            "input_tokens": tot["input_tokens"],
-            "cached_input_tokens": tot["cache_read_tokens"],
-            "cache_creation_tokens": tot["cache_creation_tokens"],
-            "cache_creation_5m_tokens": tot["cache_creation_5m_tokens"],
-            "cache_creation_1h_tokens": tot["cache_creation_1h_tokens"],
-            "output_tokens": tot["output_tokens"],
-            "reasoning_tokens": tot["reasoning_tokens"],
-            "requests": tot["requests"],
-            "basis": "measured",
-        }
+        cost: dict[str, Any] = {}
+        counted = [r for r in rows if any(r[t] is not None for t in USAGE_TOKENS)]
+        if counted:  # token fields only from rows that record tokens (Crush records none)
+            tot = {t: sum(int(r[t] or 0) for r in counted) for t in USAGE_TOKENS}
+            cost |= {
+                "input_tokens": tot["input_tokens"],
+                "cached_input_tokens": tot["cache_read_tokens"],
+                "cache_creation_tokens": tot["cache_creation_tokens"],
+                "cache_creation_5m_tokens": tot["cache_creation_5m_tokens"],
+                "cache_creation_1h_tokens": tot["cache_creation_1h_tokens"],
+                "output_tokens": tot["output_tokens"],
+                "reasoning_tokens": tot["reasoning_tokens"],
+            }
+        # A session's totals (Crush, Droid, a Copilot CLI shutdown) say how much, not in how many
+        # requests: the count is left out rather than understated.
+        if not any(r["session_rows"] for r in rows):
+            cost["requests"] = sum(int(r["requests"] or 0) for r in rows)
         # Dollars: the attempt's, summed in the store (ocp_bundle._USAGE, the views' one rule).
         if rows[0]["attempt_usd"] is None:  # an unknown model leaves usd out rather than claiming 0
-            for r in rows:
+            for r in counted:
                 if r["usd"] is None:  # counted once per attempt and model
                     self.unpriced[r["model"] or "(none)"] += 1
         else:
@@ -317,7 +322,18 @@ class _Doc:
             cost["tariff"] = {"id": "+".join(sources), "source": "list prices at each request's date"}
             if days:  # the latest request's date: the newest prices used
                 cost["tariff"]["date"] = max(days).isoformat()
-        return cost
+        if not cost:  # nothing counted nor priced: the harness's own dollars only (ext, _reported)
+            return None
+        return {**cost, "basis": "measured"}
+
+    @staticmethod
+    def _reported(rows: list[dict]) -> dict | None:
+        """The attempt's ``ext``: the harness's own dollars (Crush's cost), which OCP's cost has no
+        field for and which are never added to ``cost.usd``."""
+        reported = [r["reported_usd"] for r in rows if r["reported_usd"] is not None]
+        if not reported:
+            return None
+        return {f"{EXT}.cost": {"reported_usd": round(sum(reported), 6), "source": "the harness's own figure"}}
 
     def _edges(self) -> tuple[list[dict], list[dict]]:
         edges: list[dict] = []

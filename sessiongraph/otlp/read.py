@@ -27,7 +27,9 @@ _TIER_RANK = "CASE tier " + " ".join(f"WHEN '{t}' THEN {i}" for i, t in enumerat
 # A member's parent edge: of the spawn or launch edges from its parent (``via`` says which), the
 # best-evidenced one; none for the root, a placeholder's children and helpers (compaction,
 # warm-ups, reviewers: tied to their session without an edge, inference/runs.py).
-# Usage as the views sum it (usage_costs: one row per request; usd_total, sql/views/costs.sql).
+# Usage as the views sum it (usage_costs; usd_total, and n_requests: a session's totals are no
+# request, sql/views/costs.sql); a token sum stays null where no row records it (Crush), and the
+# harness's own dollars ride along apart (reported_total).
 _MEMBERS = f"""
 WITH s AS (
     SELECT session_id, any_value(harness) AS harness, any_value(native_id) AS native_id,
@@ -37,13 +39,14 @@ WITH s AS (
            arg_max(end_status, coalesce(ended_at, 'epoch'::TIMESTAMPTZ)) AS end_status
     FROM sessions GROUP BY session_id
 ), u AS (
-    SELECT session_id, count(*) AS requests,
-           coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
-           coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
-           coalesce(sum(cache_read_tokens), 0)::BIGINT AS cache_read_tokens,
-           coalesce(sum(cache_creation_tokens), 0)::BIGINT AS cache_creation_tokens,
-           coalesce(sum(reasoning_tokens), 0)::BIGINT AS reasoning_tokens,
-           usd_total(usd) AS usd, min(ts) AS first_request, max(ts) AS last_request
+    SELECT session_id, n_requests(scope) AS requests,
+           sum(input_tokens)::BIGINT AS input_tokens,
+           sum(output_tokens)::BIGINT AS output_tokens,
+           sum(cache_read_tokens)::BIGINT AS cache_read_tokens,
+           sum(cache_creation_tokens)::BIGINT AS cache_creation_tokens,
+           sum(reasoning_tokens)::BIGINT AS reasoning_tokens,
+           usd_total(usd) AS usd, reported_total(reported_usd) AS reported_usd,
+           min(ts) AS first_request, max(ts) AS last_request
     FROM usage_costs WHERE run_id IN (SELECT run_id FROM chosen) GROUP BY session_id
 ), e AS (
     SELECT DISTINCT ON (dst, src, kind) dst, src, kind, edge_id, tier, evidence, src_call_id, ts
@@ -57,7 +60,7 @@ SELECT m.run_id, m.session_id, m.parent_session_id, m.via, m.depth, m.role,
        s.session_kind, s.agent_type, s.agent_name, s.model, s.cwd, s.end_status,
        coalesce(s.started_at, u.first_request) AS started_at, coalesce(s.ended_at, u.last_request) AS ended_at,
        coalesce(u.requests, 0) AS requests, u.input_tokens, u.output_tokens, u.cache_read_tokens,
-       u.cache_creation_tokens, u.reasoning_tokens, u.usd,
+       u.cache_creation_tokens, u.reasoning_tokens, u.usd, u.reported_usd,
        e.edge_id, e.tier AS edge_tier, e.evidence AS edge_evidence, e.src_call_id AS edge_call_id, e.ts AS edge_ts
 FROM run_sessions m
 LEFT JOIN s USING (session_id)

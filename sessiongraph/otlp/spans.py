@@ -150,6 +150,7 @@ def run_spans(rows: RunRows, *, privacy: str) -> list[ReadableSpan]:
                 REASONING: m["reasoning_tokens"],
                 USD: m["usd"],
                 f"{EXT}.usage.requests": m["requests"] or None,
+                f"{EXT}.usage.reported_usd": m["reported_usd"],
                 f"{EXT}.run.id": rid,
                 f"{EXT}.harness": m["harness"],
                 f"{EXT}.session.kind": m["session_kind"],

@@ -12,8 +12,9 @@ from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
 from sessiongraph.ingest.frames import SCHEMAS
 
 # 10 -> 11: canonical paths, hashes, teams, dollars, end status, diagnostic counts; 11 -> 12: commits;
-# 12 -> 13: commit_checks (ingest --git)
-SCHEMA_VERSION = "13"
+# 12 -> 13: commit_checks (ingest --git); 13 -> 14: usage scope (session-level rows) and the
+# harness's reported dollars
+SCHEMA_VERSION = "14"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,

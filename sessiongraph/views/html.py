@@ -110,10 +110,14 @@ def ms(value: datetime | None) -> float | None:
 
 # -- costs ---------------------------------------------------------------------------------------
 
-# Per session of a run: dollars by the store's one summing rule (usd_total, sql/views/costs.sql).
+# Per session of a run: dollars by the store's one summing rule (usd_total), requests by its one
+# counting rule (n_requests: a session's totals are no request), the harness's own dollars apart
+# (reported_total; sql/views/costs.sql); unpriced: the models of rows with tokens but no price.
 _SESSION_COSTS_SQL = f"""
-SELECT session_id, count(*) AS requests, {", ".join(f"sum({c})::BIGINT AS {c}" for c in STREAMS)},
-       usd_total(usd) AS usd, list(DISTINCT model_id ORDER BY model_id) FILTER (usd IS NULL) AS unpriced
+SELECT session_id, n_requests(scope) AS requests, count(*) FILTER (WHERE NOT is_request(scope)) AS session_rows,
+       {", ".join(f"sum({c})::BIGINT AS {c}" for c in STREAMS)},
+       usd_total(usd) AS usd, reported_total(reported_usd) AS reported_usd,
+       list(DISTINCT model_id ORDER BY model_id) FILTER (usd IS NULL AND counted) AS unpriced
 FROM usage_costs WHERE run_id = $1 GROUP BY session_id
 """
 
@@ -221,7 +225,9 @@ def run_data(store: Store, graph: RunGraph) -> dict:
                 "tokens": {k.removesuffix("_tokens"): int(c.get(k) or 0) for k in STREAMS}
                 | {"total": int(m["total_tokens"] or 0)},
                 "requests": int(c.get("requests") or 0),
+                "session_totals": bool(c.get("session_rows")),  # tokens the harness totals per session
                 "usd": c["usd"] if c else 0.0,
+                "reported_usd": c.get("reported_usd"),
                 "unpriced": c.get("unpriced") or [],
                 "external": False,
                 "run": run["run_id"],

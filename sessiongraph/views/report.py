@@ -6,8 +6,10 @@ requests and days on or after it: per-day rows, dollars and totals cover the win
 own figure (most expensive runs) is the whole run's, as ``run_costs`` has it. Without it,
 diagnostics of files that yielded no session count too. Dollars are the store's
 (``sessiongraph.costs``: each request priced at ingest, at its date), summed by the views' one
-rule (``sql/views/costs.sql``); tokens of a model without a price are shown as unpriced ("n/a"),
-never as $0, and the "Prices" section says which source priced which model.
+rule (``sql/views/costs.sql``), requests by its one counting rule (a harness's session totals are
+no request); tokens of a model without a price are shown as unpriced ("n/a"), never as $0, and the
+"Prices" section says which source priced which model. Dollars a harness reports itself (Crush's
+session cost) are shown beside ours (``reported``), never added to them.
 """
 
 from __future__ import annotations
@@ -29,29 +31,33 @@ LAST_COMMITS = 50  # the commits section lists the latest ones; its title counts
 # Runs active on or after since, with their dollars (run_costs: the whole run).
 _RUNS_SQL = """
 SELECT run_id, root_session_id, root_harness, started_at, ended_at, n_sessions,
-       CAST(timezone('UTC', started_at) AS DATE) AS day, usd, usd_priced, unpriced_tokens
+       CAST(timezone('UTC', started_at) AS DATE) AS day, usd, usd_priced, unpriced_tokens, reported_usd
 FROM run_costs
 WHERE $1::TIMESTAMPTZ IS NULL OR ended_at IS NULL OR ended_at >= $1::TIMESTAMPTZ
 ORDER BY started_at NULLS LAST, run_id
 """
-# The requests of those runs made in the window. Every dollar sum below is usd_total/usd_priced
-# (sql/views/costs.sql), the store's one rule.
+# The usage rows of those runs made in the window. Every dollar sum below is usd_total/usd_priced,
+# every request count n_requests, every harness-reported sum reported_total (sql/views/costs.sql).
 _WINDOW = """
 usage_costs WHERE run_id IN (SELECT run_id FROM sg_report_runs)
 AND ($1::TIMESTAMPTZ IS NULL OR ts IS NULL OR ts >= $1::TIMESTAMPTZ)
 """
 _COST_SQL = f"""
-SELECT day, harness, coalesce(model_id, '(none)') AS model, sum(tokens)::BIGINT AS tokens, usd_total(usd) AS usd
+SELECT day, harness, coalesce(model_id, '(none)') AS model, sum(tokens)::BIGINT AS tokens, usd_total(usd) AS usd,
+       reported_total(reported_usd) AS reported
 FROM {_WINDOW} GROUP BY ALL ORDER BY day NULLS LAST, harness NULLS LAST, model
 """
 _SOURCES_SQL = f"""
-SELECT coalesce(price_source, '(no price)') AS source, coalesce(model_id, '(none)') AS model,
-       string_agg(DISTINCT priced_as, ' ' ORDER BY priced_as) AS priced_as, count(*) AS requests,
-       sum(tokens)::BIGINT AS tokens, usd_total(usd) AS usd
+SELECT coalesce(price_source, CASE WHEN counted THEN '(no price)' ELSE '(no tokens)' END) AS source,
+       coalesce(model_id, '(none)') AS model,
+       string_agg(DISTINCT priced_as, ' ' ORDER BY priced_as) AS priced_as, n_requests(scope) AS requests,
+       count(*) FILTER (WHERE NOT is_request(scope)) AS session_totals, sum(tokens)::BIGINT AS tokens,
+       usd_total(usd) AS usd
 FROM {_WINDOW} GROUP BY ALL ORDER BY source, model
 """
 _TOTAL_SQL = f"""
-SELECT usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens FROM {_WINDOW}
+SELECT usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens,
+       reported_total(reported_usd) AS reported FROM {_WINDOW}
 """
 # Per UTC day: the runs and sessions active that day (a request made, or a session started), and
 # the dollars of that day's requests.
@@ -65,11 +71,13 @@ WITH active AS (
     WHERE m.run_id IN (SELECT run_id FROM sg_report_runs)
       AND ($1::TIMESTAMPTZ IS NULL OR s.started_at >= $1::TIMESTAMPTZ)
 ), money AS (
-    SELECT day, usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens
+    SELECT day, usd_priced(usd) AS usd, coalesce(sum(tokens) FILTER (usd IS NULL), 0)::BIGINT AS unpriced_tokens,
+           count(*) FILTER (WHERE usd IS NULL) AS unpriced_rows
     FROM {_WINDOW} GROUP BY day
 )
 SELECT day, count(DISTINCT run_id) AS runs, count(DISTINCT session_id) AS sessions,
-       coalesce(any_value(money.usd), 0.0) AS usd, coalesce(any_value(money.unpriced_tokens), 0)::BIGINT AS unpriced_tokens
+       coalesce(any_value(money.usd), 0.0) AS usd, coalesce(any_value(money.unpriced_tokens), 0)::BIGINT AS unpriced_tokens,
+       coalesce(any_value(money.unpriced_rows), 0)::BIGINT AS unpriced_rows
 FROM active LEFT JOIN money USING (day)
 GROUP BY day ORDER BY day NULLS LAST
 """
@@ -120,16 +128,17 @@ ORDER BY 1, 2
 @dataclass(frozen=True, slots=True)
 class Report:
     since: datetime | None
-    runs: pl.DataFrame  # one row per run, with usd (priced part) and unpriced_tokens
-    per_day: pl.DataFrame  # day, runs, sessions, usd, unpriced_tokens
-    cost: pl.DataFrame  # day, harness, model, tokens, usd (null: no price)
-    sources: pl.DataFrame  # source, model, priced_as, requests, tokens, usd: which source priced what
+    runs: pl.DataFrame  # one row per run, with usd (priced part), unpriced_tokens and reported_usd
+    per_day: pl.DataFrame  # day, runs, sessions, usd, unpriced_tokens, unpriced_rows
+    cost: pl.DataFrame  # day, harness, model, tokens, usd (null: no price), reported (the harness's own)
+    # source, model, priced_as, requests, session_totals, tokens, usd: which source priced what
+    sources: pl.DataFrame
     spawned: pl.DataFrame  # harness, sessions, subagents, launched
     tiers: pl.DataFrame  # kind, tier, edges
     diagnostics: pl.DataFrame  # source, code, count
     commits: pl.DataFrame  # ts, run_id, kind, tier, evidence, repo, branch, commit_hash, pr_number, usd (the run's)
     branches: pl.DataFrame  # branch, repo, runs, commits, prs, usd: dollars per branch
-    total: dict  # usd (priced part), unpriced_tokens: the window's requests
+    total: dict  # usd (priced part), unpriced_tokens, reported: the window's usage rows
 
     @property
     def top_runs(self) -> pl.DataFrame:
@@ -141,9 +150,10 @@ class Report:
 
 
 def _unknown_usd() -> pl.Expr:
-    """Only unpriced tokens: no dollar figure at all (n/a); no tokens at all: $0."""
+    """Only unpriced rows (tokens without a price, or a harness's dollars without tokens): no dollar
+    figure at all (n/a); no usage at all: $0."""
     return (
-        pl.when((pl.col("usd") == 0) & (pl.col("unpriced_tokens") > 0)).then(None).otherwise(pl.col("usd")).alias("usd")
+        pl.when((pl.col("usd") == 0) & (pl.col("unpriced_rows") > 0)).then(None).otherwise(pl.col("usd")).alias("usd")
     )
 
 
@@ -184,11 +194,13 @@ def usd_text(usd: float | None) -> str:
 
 
 USD_TEXT = pl.col("usd").map_elements(usd_text, return_dtype=pl.String, skip_nulls=False)
+REPORTED_TEXT = pl.col("reported").map_elements(usd_text, return_dtype=pl.String)  # null: none reported
 
 
 def _totals(r: Report) -> dict[str, str]:
     s = r.spawned
     unpriced = r.total["unpriced_tokens"]
+    reported = r.total["reported"]
     return {
         "runs": f"{r.runs.height:,}",
         "sessions": f"{int(s['sessions'].sum()):,}",
@@ -196,6 +208,7 @@ def _totals(r: Report) -> dict[str, str]:
         "launched": f"{int(s['launched'].sum()):,}",
         "edges": f"{int(r.tiers['edges'].sum()):,}",
         "dollars": usd_text(r.total["usd"]) + (f" (+ {unpriced:,} unpriced tokens)" if unpriced else ""),
+        **({"reported": f"{usd_text(reported)} (the harnesses' own, not in dollars)"} if reported is not None else {}),
     }
 
 
@@ -219,7 +232,7 @@ def text(r: Report) -> str:
     )
     sections = [
         ("Runs and dollars per day (UTC)", days),
-        ("Dollars per day by harness and model", r.cost.with_columns(USD_TEXT)),
+        ("Dollars per day by harness and model", r.cost.with_columns(USD_TEXT, REPORTED_TEXT)),
         ("Prices: which source priced which model", r.sources.with_columns(USD_TEXT)),
         (f"Most expensive runs (top {TOP_RUNS})", _runs_out(r.top_runs)),
         ("Subagents and launched sessions by harness", r.spawned),
@@ -246,9 +259,13 @@ def _commits_title(r: Report) -> str:
 
 
 def _runs_out(df: pl.DataFrame) -> pl.DataFrame:
-    # usd as run_costs has it (n/a when a request has no price); priced: the known part
+    # usd as run_costs has it (n/a when a row has no price); priced: the known part; reported: the
+    # harnesses' own dollars, apart
     priced = pl.col("usd_priced").map_elements(usd_text, return_dtype=pl.String).alias("priced")
-    return df.select("run_id", "root_harness", "started_at", "n_sessions", USD_TEXT, priced, "unpriced_tokens")
+    reported = pl.col("reported_usd").map_elements(usd_text, return_dtype=pl.String).alias("reported")
+    return df.select(
+        "run_id", "root_harness", "started_at", "n_sessions", USD_TEXT, priced, "unpriced_tokens", reported
+    )
 
 
 # -- html ------------------------------------------------------------------------------------------
@@ -284,12 +301,19 @@ def html(r: Report) -> str:
         f'<li data-series="{esc(h)} {esc(m)}"><span class="chip {cls[(h, m)]}"></span>{esc(h)} · {esc(m)}</li>'
         for h, m in series
     )
-    unpriced = r.cost.filter(pl.col("usd").is_null()).group_by("harness", "model").agg(pl.col("tokens").sum())
+    unpriced = (
+        r.cost.filter(pl.col("usd").is_null() & pl.col("reported").is_null())
+        .group_by("harness", "model")
+        .agg(pl.col("tokens").sum())
+    )
+    reported = (
+        r.cost.filter(pl.col("reported").is_not_null()).group_by("harness", "model").agg(pl.col("reported").sum())
+    )
     body = f"""<header><h1>sessiongraph report{esc(since)}</h1></header>
 <section class="cards">{cards}</section>
 <h2>Runs per day <span class="n">UTC</span></h2>{runs_chart}
 <h2>Dollars per day by harness and model</h2>{usd_chart}<ul class="series">{legend}</ul>
-{_unpriced_note(unpriced)}
+{_unpriced_note(unpriced)}{_reported_note(reported)}
 <h2>Prices: which source priced which model</h2>{html_table(r.sources.with_columns(USD_TEXT), "sources")}
 <h2>Most expensive runs</h2>{html_table(_runs_out(r.top_runs), "top-runs", links={"run_id": run_page_name})}
 <p class="hint">Each run id links to its page in <code>{RUN_PAGES}/</code> beside this report (written with it by
@@ -328,6 +352,15 @@ def _unpriced_note(df: pl.DataFrame) -> str:
         return ""
     items = ", ".join(f"{esc(h)} · {esc(m)} ({t:,} tokens)" for h, m, t in df.sort("harness", "model").iter_rows())
     return f'<p class="hint" id="unpriced">No price (n/a, left out of the chart): {items}</p>'
+
+
+def _reported_note(df: pl.DataFrame) -> str:
+    if not df.height:
+        return ""
+    items = ", ".join(
+        f"{esc(h)} · {esc(m)} ({esc(usd_text(u))})" for h, m, u in df.sort("harness", "model").iter_rows()
+    )
+    return f'<p class="hint" id="reported">Dollars the harness reports itself, without token counts (not in the chart): {items}</p>'
 
 
 def _day_range(days: list[date]) -> list[date]:

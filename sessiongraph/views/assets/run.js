@@ -350,8 +350,10 @@
         ["cache write", fmtInt(t.cache_creation) + " (5m " + fmtInt(t.cache_creation_5m) + ", 1h " +
           fmtInt(t.cache_creation_1h) + ")"],
         ["output", fmtInt(t.output) + " (reasoning " + fmtInt(t.reasoning) + ")"], ["total", fmtInt(t.total)],
-        ["requests", fmtInt(s.requests)],
-        ["cost", s.usd == null ? "n/a: no price for " + s.unpriced.join(", ") : fmtUsd(s.usd)]
+        ["requests", fmtInt(s.requests) + (s.session_totals ? " (and the harness's session totals)" : "")],
+        ["cost", s.usd != null ? fmtUsd(s.usd) : s.unpriced.length ? "n/a: no price for " + s.unpriced.join(", ")
+          : "n/a: no token counts"],
+        s.reported_usd != null ? ["reported by the harness", fmtUsd(s.reported_usd) + " (not in cost)"] : null
       ]);
     }
     var es = edgesOf[s.id] || [];
