@@ -357,8 +357,16 @@ def _assert_same_body(tmp_path, mod, path, body: bytes) -> None:
     _assert_same(mod, target)
 
 
+# derandomize: the same examples in every checkout and run (seeded by the test and its id, no
+# example database), so a failure seen in one checkout is seen in all; SESSIONGRAPH_FUZZ_EXAMPLES
+# widens the search.
 @pytest.mark.parametrize(("mod", "path"), FUZZ_FILES, ids=FUZZ_IDS)
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_mutated_lines_fast_equals_plain(tmp_path, mod, path, data):
     lines = path.read_bytes().splitlines()
