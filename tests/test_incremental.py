@@ -204,3 +204,40 @@ def test_a_changed_sidecar_reads_its_transcript_again(tmp_path):
     with Store(db, read_only=True) as s:
         types = s.query("SELECT agent_type FROM sessions WHERE source_path = ?", [transcript])["agent_type"]
     assert types.to_list() == ["renamed-agent"]
+
+
+def test_every_edge_and_run_lies_in_one_partition(tmp_path):
+    """The partitions are closed under the passes: no edge joins, and no run holds, sessions of two
+    partitions (else an ingest re-inferring one of them alone gives other rows than a cold one)."""
+    db = tmp_path / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1)
+    with Store(db, read_only=True) as s:
+        split = s.query(
+            "SELECT e.kind, e.evidence, e.src, e.dst FROM all_edges e"
+            " JOIN session_partitions a ON a.session_id = e.src JOIN session_partitions b ON b.session_id = e.dst"
+            " WHERE a.partition_id != b.partition_id ORDER BY ALL"
+        ).rows()
+        runs = s.query(
+            "SELECT r.run_id FROM run_sessions r JOIN session_partitions p USING (session_id)"
+            " GROUP BY r.run_id HAVING count(DISTINCT p.partition_id) > 1 ORDER BY ALL"
+        ).rows()
+        edges = s.query("SELECT count(*) FROM all_edges").item()
+    assert edges > 50 and split == [] and runs == []
+
+
+def test_an_oh_my_opencode_child_changed_alone_keeps_its_spawn(tmp_path):
+    # Found by the property above: an oh-my-opencode task result names its child session, which
+    # names no parent; no partition key tied the two, so a change to the child alone re-inferred it
+    # without the parent's call and dropped (or, cold, kept) the spawn edge.
+    logs, inc, cold = tmp_path / "logs", tmp_path / "inc.duckdb", tmp_path / "cold.duckdb"
+    shutil.copytree(SAMPLES, logs)
+    ingest([str(logs)], db=str(inc), workers=1)
+    for child in sorted((logs / "oh-my-opencode" / "transcripts").glob("*.jsonl")):
+        child.write_bytes(child.read_bytes() + child.read_bytes().splitlines(keepends=True)[-1])
+        ingest([str(logs)], db=str(inc), workers=1)
+    ingest([str(logs)], db=str(cold), workers=1)
+    got, want = dump(inc), dump(cold)
+    spawns = [e for e in want["edges"] if "task_metadata" in str(e)]
+    assert len(spawns) == 2
+    for t in TABLES:
+        assert got[t] == want[t], t

@@ -4,7 +4,8 @@ connected components, whole partitions packed into groups), give the same edges,
 and counters, on random mixes of the sample scenarios: a launch through a workspace script whose
 files share nothing else (paths/relay), the Windows family in several spellings at once,
 lineage-wild (scripts, loops, backgrounded launches), launch-lamp, claude-print-windows (launches
-tied by output hash), orphan-subagents, the Claude Code and Codex samples. ``SESSIONGRAPH_PARTITION_EXAMPLES`` runs more examples (50 by default)."""
+tied by output hash), orphan-subagents, the Claude Code, Codex and oh-my-opencode samples.
+``SESSIONGRAPH_PARTITION_EXAMPLES`` runs more examples (50 by default)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiongraph.inference import infer, partitions
+from sessiongraph.inference import infer, partitions, spawn
 from sessiongraph.inference.edges import conform
 from sessiongraph.ingest.discover import listing
 from sessiongraph.ingest.frames import SCHEMAS, Frames
@@ -48,6 +49,7 @@ def parsed(tmp_path_factory) -> list[tuple[str, Frames]]:
         "orphans": SAMPLES / "scenarios/orphan-subagents",  # a missing parent's placeholder
         "claude": SAMPLES / "claude-code",
         "codex": SAMPLES / "codex",
+        "omo": SAMPLES / "oh-my-opencode",  # a task result names the child, which names no parent
     }
     for i, spelled in enumerate(WINDOWS_SPELLINGS):
         roots[f"win{i}"] = write_windows(root / f"win{i}", spelled)
@@ -111,3 +113,5 @@ def test_every_scenario_whole_in_one_mix(parsed):
     launchers = edges.filter(pl.col("kind") == "launch")["src_call_id"].to_list()
     assert launchers.count("toolu_01RaBash") == 1 and launchers.count("toolu_01RbBash") == 2  # relay
     assert launchers.count("toolu_01W1Bash") == 1 and launchers.count("toolu_01W3Bash") == 1  # windows, deduplicated
+    named = edges.filter(pl.col("evidence") == spawn.NAMED_BY_CALL["oh-my-opencode"][1])
+    assert named.height == 2  # oh-my-opencode's two children, each named by its parent's task result

@@ -21,6 +21,9 @@ RUN_ID_TAIL = re.compile(r"^Run ID:\s*(wf_\S+)", re.MULTILINE)
 # journal are written to; a spawn call whose child is the run (its journal session).
 WORKFLOW_TOOL = "Workflow"
 TEAMMATE_SPAWNED = "teammate_spawned"  # toolUseResult.status of an Agent call that named a teammate
+# The sidecar fields that say which child a spawn started: a sidecar with none of them says nothing
+# (its other keys are never decoded on the fast path, so they cannot decide).
+SPAWN_FIELDS = ("status", "agentId", "agent_id", "runId")
 MAX_OUTPUT_IDS = 20
 
 
@@ -78,10 +81,11 @@ def _spawned(call: dict, sidecar: object, block: dict) -> str | None:
     ``<name>@<team>`` (which names no file: the spawn pass matches it with the teammate's
     meta.json), or a Workflow call's runId (the ``wf_<runId>`` folder)."""
     side = sidecar if isinstance(sidecar, dict) else {}
+    silent = all(side.get(k) is None for k in SPAWN_FIELDS)
     if call["tool"] == WORKFLOW_TOOL:
         tail = RUN_ID_TAIL
         agent = as_str(side.get("runId"))
-    elif side.get("status") == TEAMMATE_SPAWNED or (not side and call.get("team_name")):
+    elif side.get("status") == TEAMMATE_SPAWNED or (silent and call.get("team_name")):
         tail = TEAMMATE_ID_TAIL
         agent = as_str(side.get("agent_id"))
     else:
