@@ -7,9 +7,9 @@ the store (``partition_keys``, written with its frames):
 - ``s:<session id>`` and ``s:<harness>:<native id>`` for every session a file mentions, and the
   same form for the ids it points at: a recorded parent (spawn), a fork, continuation, cause or
   dependency (continuation), an id printed into a launching call's output (launch), so a
-  child, its parent and its launcher share a key; and, where the child names no parent but the
-  spawn call's result names the child (``spawn.NAMED_BY_CALL``: oh-my-opencode), that result's
-  id under each harness the child may be logged by;
+  child, its parent and its launcher share a key; a child session a spawn call names where the
+  child records no parent (oh-my-opencode, spawn.NAMED_BY_CALL), in each form that session may
+  be logged under;
 - ``g:<slug>``: Claude sessions of one slug continue each other;
 - ``r:<run id>``: a run document's run id, and the run id each session would give a run it
   roots (an imported document of our own export is skipped against it);
@@ -63,12 +63,13 @@ def key_sql(table: Callable[[str], str]) -> str:
         f"SELECT source_path, 's:' || harness || ':' || {col}, true FROM {t['sessions']}"
         for col in ("native_id", "parent_native_id", "forked_from_id", "continued_from_id", "caused_by_id")
     ]
+    # spawn._named_by_call: the parent's call names the child, which names no parent
     named = [
-        f"SELECT c.source_path, 's:{logged}:' || c.result_agent_id, true FROM {t['calls']} c"
-        f" JOIN {t['sessions']} s ON s.session_id = c.session_id AND s.source_path = c.source_path"
-        f" WHERE s.harness = '{harness}' AND c.kind = 'spawn'"
-        for harness, (logged_by, _) in NAMED_BY_CALL.items()
+        f"SELECT source_path, 's:{logged}:' || {col}, true FROM {t['calls']}"
+        f" WHERE kind = 'spawn' AND starts_with(session_id, '{harness}:')"
+        for harness, (logged_by, routes) in NAMED_BY_CALL.items()
         for logged in logged_by
+        for col in routes
     ]
     parts = [
         *own,

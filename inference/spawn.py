@@ -11,8 +11,10 @@ Routes, strongest first (harness-log-formats.md 1.6, 2.7):
   started (no journal: the Workflow call whose runId is the agent's folder).
 - heuristic: the child's first prompt equals a spawn call's prompt; a teammate named by a call
   whose result does not say so; directory layout alone (a workflow agent's: its run's folder).
-- verified, across logs: an oh-my-opencode transcript's task result names the child opencode
-  session (its transcript, or its opencode session), which does not record its parent.
+- verified, across logs: an oh-my-opencode transcript's spawn result (task, delegate_task,
+  call_omo_agent ...) names the child opencode session (its transcript, or its opencode session),
+  which does not record its parent; a background launch's task id, by the later background_output
+  that names its session.
 - reported: a parent only the child declares (meta.json ``parentAgentId`` with no call to match).
 Compaction runs, warm-ups and Codex review/guardian helpers are never spawns (runs._helpers).
 A session is never its own parent, and one parent is chosen the same way whatever the rows' order.
@@ -82,8 +84,12 @@ def spawn(frames: Frames, done: Inferred) -> PassResult:
                 NAME,
                 "dangling_spawn",
                 dangling,
-                pl.when(pl.col("result_agent_id").is_not_null())
-                .then(pl.lit("names child ") + pl.col("result_agent_id") + pl.lit(", not on disk"))
+                pl.when(pl.coalesce("result_agent_id", "progress_agent_id").is_not_null())
+                .then(
+                    pl.lit("names child ")
+                    + pl.coalesce("result_agent_id", "progress_agent_id")
+                    + pl.lit(", not on disk")
+                )
                 .otherwise(pl.lit("no child found")),
             ),
             diag_rows(NAME, "orphan_child", orphans, "no parent session or call found"),
@@ -326,27 +332,35 @@ def _recorded_parent(children: pl.DataFrame, ns: pl.DataFrame, calls: pl.DataFra
     )
 
 
-# Harnesses whose child does not record its parent, but whose spawn result names the child's
-# session id: harness -> (the harnesses that session may be logged by, the evidence).
+# Harnesses whose child does not record its parent, but whose spawn calls name the child's session
+# id: harness -> (the harnesses that session may be logged by, the evidence of each call column).
 NAMED_BY_CALL = {
-    "oh-my-opencode": (("oh-my-opencode", "opencode"), "task result tool_output.sessionId / task_metadata session_id"),
+    "oh-my-opencode": (
+        ("oh-my-opencode", "opencode"),
+        {
+            "result_agent_id": "spawn result tool_output.sessionId / task_metadata session_id / Session ID",
+            "progress_agent_id": "background task id -> background_output sessionId",
+        },
+    ),
 }
 
 
 def _named_by_call(ns: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
-    """An oh-my-opencode transcript's ``task`` result names the child opencode session (``ses_``
-    id): the child is that session's transcript or its opencode session, whichever is read."""
+    """An oh-my-opencode transcript's spawn result names the child opencode session (``ses_``
+    id), or its background launch's task id is named by a later report that names the session:
+    the child is that session's transcript or its opencode session, whichever is read."""
     rows = []
-    for harness, (logged_by, evidence) in NAMED_BY_CALL.items():
-        c = calls.filter((pl.col("harness") == harness) & pl.col("result_agent_id").is_not_null()).select(
-            pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), "result_agent_id"
-        )
+    for harness, (logged_by, routes) in NAMED_BY_CALL.items():
         kids = ns.filter(pl.col("harness").is_in(logged_by)).select(pl.col("session_id").alias("dst"), "native_id")
-        rows.append(
-            c.join(kids, left_on="result_agent_id", right_on="native_id", how="inner").select(
-                "dst", "src", "src_call_id", pl.lit("verified").alias("tier"), pl.lit(evidence).alias("evidence")
+        for col, evidence in routes.items():
+            c = calls.filter((pl.col("harness") == harness) & pl.col(col).is_not_null()).select(
+                pl.col("session_id").alias("src"), pl.col("call_id").alias("src_call_id"), pl.col(col).alias("named")
             )
-        )
+            rows.append(
+                c.join(kids, left_on="named", right_on="native_id", how="inner").select(
+                    "dst", "src", "src_call_id", pl.lit("verified").alias("tier"), pl.lit(evidence).alias("evidence")
+                )
+            )
     return pl.concat(rows) if rows else pl.DataFrame(schema={k: pl.String for k in _CAND})
 
 

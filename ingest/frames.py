@@ -206,7 +206,9 @@ CALLS = pl.Schema(
         # child id the result names (agentId / new_thread_id; a teammate's agent_id <name>@<team>,
         # a Workflow run's runId)
         "result_agent_id": pl.String,
-        "progress_agent_id": pl.String,  # child id tied by agent_progress records
+        # child id tied by later records: Claude's agent_progress, an oh-my-opencode
+        # background_output of the task id the call launched
+        "progress_agent_id": pl.String,
         "output_ids": STRS,  # session ids printed into captured output (launch evidence)
         "output_hash": pl.String,  # a shell call's captured output, ``jsonl.answer_hash`` (launch evidence)
         "exit_code": pl.Int32,
@@ -417,6 +419,8 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "no_token_counts": "a log that records no token counts (nor model): the session has no usage rows, or one "
     "with the harness's own dollars only (reported_usd)",
     "bad_document": "a run document that is not valid enough to import (detail names what is missing)",
+    "unnamed_child": "a spawn call answered without naming its child session (a background launch no later "
+    "report names, an error): the spawn stays dangling",
 }
 
 SCHEMAS: dict[str, pl.Schema] = {

@@ -17,11 +17,24 @@ Decisions, from the format facts:
   ``tool_use`` (of the result when no use was logged: an ``unmatched_result`` diagnostic).
   Tool names are opencode's: ``bash`` shell, ``read``/``write``/``edit``/``multiedit`` files by
   ``filePath``, ``task`` a spawn. No cwd is logged, so only absolute paths are placed.
-- **Children.** A ``task`` result names the child opencode session: ``tool_output.sessionId``,
-  else ``session_id: ses_...`` in the ``<task_metadata>`` block of its text (or opencode's
-  ``task_id:``). That id is ``result_agent_id``; the spawn pass ties it to the child's transcript
-  or to the child's opencode session (same ``ses_`` id), verified. The child's own transcript does
-  not say it is one, so it stays ``main``.
+- **Children.** The spawn tools (``SPAWN_TOOLS``): opencode's ``task`` (the plugin's newer
+  delegate tool takes its name), the plugin's ``delegate_task``, ``sisyphus_task`` and ``omo_task``
+  (older names of it), ``call_omo_agent`` (explore/librarian, sync or ``run_in_background``),
+  ``background_task`` and ``look_at`` (a multimodal-looker child). A result names the child
+  opencode session by its metadata, ``tool_output.sessionId`` (unless ``"pending"``), else by its
+  own text: the last ``<task_metadata>`` ``session_id: ses_...``, a ``Session ID: ses_...`` line,
+  opencode's ``task_id: ses_...``. That id is ``result_agent_id``; the spawn pass ties it to the
+  child's transcript or the child's opencode session (same ``ses_`` id), verified. The child's own
+  transcript does not say it is one, so it stays ``main``.
+- **Background launches.** A launch whose session had not started yet says only ``Task ID:
+  bg_...`` (and ``Session ID: pending``). A later ``background_output`` (input ``task_id``) or
+  ``background_cancel`` (``taskId``) of that task id names it: its metadata ``sessionId``, else the
+  one ``Session ID:`` its text gives beside that ``Task ID:``. That id is the launch's
+  ``progress_agent_id`` (tied by a later record, like Claude's ``agent_progress``). A launch no
+  later call names, and a result that names no child (an error, ``look_at``), is counted
+  (``unnamed_child``), never guessed.
+- **Continuing.** ``session_id`` (``resume`` for ``sisyphus_task``) in a spawn tool's input
+  continues that child: a follow-up, not a new spawn (kind ``other``, ``result_agent_id`` that id).
 - **Tokens, model.** None is logged: no usage rows, a ``no_token_counts`` diagnostic per file.
 """
 
@@ -49,18 +62,28 @@ from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "oh-my-opencode"
 TYPES = frozenset({"user", "tool_use", "tool_result"})
+SPAWN_TOOLS = frozenset(
+    {"task", "delegate_task", "sisyphus_task", "omo_task", "call_omo_agent", "background_task", "look_at"}
+)
 TOOL_KINDS = {
     "bash": "shell",
     "read": "read",
     "write": "write",
     "edit": "edit",
     "multiedit": "edit",
-    "task": "spawn",
+    **dict.fromkeys(SPAWN_TOOLS, "spawn"),
 }
 FILE_OPS = {"read": "read", "write": "write", "edit": "write", "multiedit": "write"}
-SPAWN_TOOLS = frozenset({"task"})
+# Tools that report on a background task by its id: tool -> the input key holding the id.
+TASK_REPORTS = {"background_output": "task_id", "background_cancel": "taskId"}
+# Input keys by which a spawn tool continues an existing child session instead of starting one.
+CONTINUES = ("session_id", "resume")
 STEM = re.compile(r"ses_[A-Za-z0-9]+")
-_CHILD = re.compile(r"(?:session_id:\s*|task_id:\s*|<task id=\")(ses_[A-Za-z0-9]+)")
+_SES = r"(ses_[A-Za-z0-9]+)"
+_METADATA_CHILD = re.compile(r"<task_metadata>\s*session_id:\s*" + _SES)
+_SESSION_LINE = re.compile(r"^Session ID:\s*`?" + _SES, re.MULTILINE)
+_OPENCODE_CHILD = re.compile(r"(?:task_id:\s*|<task id=\")" + _SES)
+_TASK_LINE = re.compile(r"^Task ID:\s*`?(bg_[A-Za-z0-9]+)", re.MULTILINE)
 _HEAD_RECORDS = 8
 
 
@@ -91,6 +114,7 @@ def parse(path: str) -> Frames:
     log = StepLog()
     calls: dict[str, dict] = {}
     open_uses: dict[str, list[str]] = {}
+    reported: dict[str, str] = {}  # background task id -> the child session a later report names
     prompt: str | None = None
     times = []
     kept = 0
@@ -132,7 +156,10 @@ def parse(path: str) -> Frames:
         out = rec.get("tool_output")
         log.add(0, n, ts, "tool", "tool_result", json_content(out), call_id=call_id, tool=tool)
         _result(calls[call_id], out, ts)
-    rows = [{k: v for k, v in c.items() if k != "_input"} for c in calls.values()]
+        if tool in TASK_REPORTS:
+            _report(as_dict(args).get(TASK_REPORTS[tool]), out, reported)
+    _tie_launches(calls, reported, d)
+    rows = [{k: v for k, v in c.items() if not k.startswith("_")} for c in calls.values()]
     events = [
         e
         for c in rows
@@ -188,20 +215,72 @@ def _call(args: object, tool: str, call_id: str, sid: str, path: str, n: int, ts
             row["cwd"] = normalise(inp["workdir"], None)
     elif tool in SPAWN_TOOLS:
         row.update(spawn_fields(inp))
+        row["subagent_type"] = row["subagent_type"] or as_str(inp.get("agent"))  # call_omo_agent names its agent
         row["run_in_background"] = (
             inp.get("run_in_background") if isinstance(inp.get("run_in_background"), bool) else None
         )
+        continued = next((c for k in CONTINUES if (c := _session(inp.get(k)))), None)
+        if continued:  # a follow-up in an existing child, not a new one
+            row.update(kind="other", result_agent_id=continued)
     return row
+
+
+def _session(value: object) -> str | None:
+    """An opencode session id, or None (``"pending"``, ``undefined``, anything else)."""
+    return value if isinstance(value, str) and STEM.fullmatch(value) else None
+
+
+def _text(out: object) -> str:
+    return out if isinstance(out, str) else as_str(as_dict(out).get("output")) or ""
 
 
 def _result(row: dict, out: object, ts) -> None:
     row["ended_at"] = ts
-    if row["tool"] not in SPAWN_TOOLS:
+    if row["kind"] != "spawn":
         return
     meta = as_dict(out)
-    child = as_str(meta.get("sessionId"))
+    row["subagent_type"] = row["subagent_type"] or as_str(meta.get("agent"))
+    child = _session(meta.get("sessionId"))
+    text = _text(out)
     if child is None:
-        text = out if isinstance(out, str) else as_str(meta.get("output")) or ""
-        said = _CHILD.search(text)
-        child = said.group(1) if said else None
+        tagged = _METADATA_CHILD.findall(text)  # appended last, after the child's own answer
+        said = _SESSION_LINE.search(text) or _OPENCODE_CHILD.search(text)
+        child = tagged[-1] if tagged else said.group(1) if said else None
     row["result_agent_id"] = child
+    launched = set(_TASK_LINE.findall(text))
+    row["_task"] = launched.pop() if len(launched) == 1 else None
+    row["_answered"] = True
+
+
+def _report(task: object, out: object, reported: dict[str, str]) -> None:
+    """A background_output/background_cancel of ``task``: the child session it names, when exact
+    (its metadata, else the one Session ID its text gives beside that Task ID)."""
+    if not isinstance(task, str) or not task.startswith("bg_"):
+        return
+    child = _session(as_dict(out).get("sessionId"))
+    if child is None:
+        text = _text(out)
+        sessions = set(_SESSION_LINE.findall(text))
+        if set(_TASK_LINE.findall(text)) == {task} and len(sessions) == 1:
+            child = sessions.pop()
+    if child is not None:
+        reported.setdefault(task, child)
+
+
+def _tie_launches(calls: dict[str, dict], reported: dict[str, str], d: Diagnostics) -> None:
+    """Background launches get the child a later report of their task id names; a spawn whose
+    result names no child is counted, never guessed."""
+    for row in calls.values():
+        if row["kind"] != "spawn" or not row.get("_answered") or row.get("result_agent_id"):
+            continue
+        task = row.get("_task")
+        if task is not None and task in reported:
+            row["progress_agent_id"] = reported[task]
+        elif task is not None:
+            d.add(
+                "unnamed_child",
+                row["line"],
+                f"{row['tool']}: background task {task}, no later report names its session",
+            )
+        else:
+            d.add("unnamed_child", row["line"], f"{row['tool']}: the result names no child session")

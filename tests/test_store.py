@@ -92,7 +92,8 @@ def test_summary_is_json_serialisable(tmp_path):
     # sample_logs/kimi-cli 3 (a wire's main session and its two Task subagents) and
     # sample_logs/copilot-cli 7 (rows, one per run: a session folder's 2 runs and its subagent, a flat
     # log's 3 runs, a history object); sample_logs/crush 2 (a session and the child its agent call ran);
-    # sample_logs/oh-my-opencode 3 (a transcript and the two children its task calls ran);
+    # sample_logs/oh-my-opencode 3 + 4 (a transcript and the two children its task calls ran; the
+    # omo-agents lead and the three children its call_omo_agent and delegate_task calls ran);
     # sample_logs/factory-droid 2 (a session and the child its Task call ran).
     # scenarios/commits adds one Claude Code session and one Codex thread.
     assert data["sessions_by_harness"] == {
@@ -106,7 +107,7 @@ def test_summary_is_json_serialisable(tmp_path):
         "kimi-cli": 3,
         "kimi-code": 2,
         "ocp": 2,
-        "oh-my-opencode": 3,
+        "oh-my-opencode": 3 + 4,
         "omp": 9,
         "opencode": 6,
         "pi": 3,
