@@ -232,12 +232,12 @@ def test_an_oh_my_opencode_child_changed_alone_keeps_its_spawn(tmp_path):
     logs, inc, cold = tmp_path / "logs", tmp_path / "inc.duckdb", tmp_path / "cold.duckdb"
     shutil.copytree(SAMPLES, logs)
     ingest([str(logs)], db=str(inc), workers=1)
-    for child in sorted((logs / "oh-my-opencode" / "transcripts").glob("*.jsonl")):
+    for child in sorted((logs / "oh-my-opencode").rglob("*.jsonl")):
         child.write_bytes(child.read_bytes() + child.read_bytes().splitlines(keepends=True)[-1])
         ingest([str(logs)], db=str(inc), workers=1)
     ingest([str(logs)], db=str(cold), workers=1)
     got, want = dump(inc), dump(cold)
     spawns = [e for e in want["edges"] if "task_metadata" in str(e)]
-    assert len(spawns) == 2
+    assert len(spawns) == 4  # transcripts/: two task results; omo-agents/: a sync call and a delegate_task
     for t in TABLES:
         assert got[t] == want[t], t

@@ -113,5 +113,7 @@ def test_every_scenario_whole_in_one_mix(parsed):
     launchers = edges.filter(pl.col("kind") == "launch")["src_call_id"].to_list()
     assert launchers.count("toolu_01RaBash") == 1 and launchers.count("toolu_01RbBash") == 2  # relay
     assert launchers.count("toolu_01W1Bash") == 1 and launchers.count("toolu_01W3Bash") == 1  # windows, deduplicated
-    named = edges.filter(pl.col("evidence") == spawn.NAMED_BY_CALL["oh-my-opencode"][1])
-    assert named.height == 2  # oh-my-opencode's two children, each named by its parent's task result
+    named = edges.filter(pl.col("evidence").is_in(list(spawn.NAMED_BY_CALL["oh-my-opencode"][1].values())))
+    # transcripts/: two children named by task results; omo-agents/: a sync call_omo_agent, a
+    # delegate_task and a background launch named by its background_output
+    assert named.height == 5
