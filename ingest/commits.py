@@ -13,8 +13,9 @@ the privacy profile (``ingest.privacy``) drops both:
 - a Claude Code ``pr-link`` record (``prNumber``, ``prUrl``, ``prRepository``): evidence ``pr_link``.
 
 All of these are ``verified``. ``heuristic`` rows (a commit in the session's repository whose
-changed files match the files it wrote) come only from ``sessiongraph ingest --git``
-(``sessiongraph.gitlog``), which also fills ``in_branch``.
+changed files match the files it wrote: evidence ``files_equal`` or ``files_contain``,
+``GIT_EVIDENCE``) come only from ``sessiongraph ingest --git`` (``sessiongraph.gitlog``), which
+also fills ``in_branch``.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from typing import Literal, get_args
 
 CommitKind = Literal["commit", "pr", "push"]
 COMMIT_KINDS: tuple[CommitKind, ...] = get_args(CommitKind)
-Evidence = Literal[
-    "git_commit_output", "gh_pr_create_output", "git_push_output", "pr_link", "files_equal", "files_contain"
-]
-EVIDENCE: tuple[Evidence, ...] = get_args(Evidence)
+LogEvidence = Literal["git_commit_output", "gh_pr_create_output", "git_push_output", "pr_link"]
+# What `ingest --git` (sessiongraph.gitlog) found: its rows are the store's own, not a log's, so a
+# log read again keeps them (store.Store.write).
+GitEvidence = Literal["files_equal", "files_contain"]
+Evidence = Literal[LogEvidence, GitEvidence]
+EVIDENCE: tuple[Evidence, ...] = (*get_args(LogEvidence), *get_args(GitEvidence))
+GIT_EVIDENCE: tuple[GitEvidence, ...] = get_args(GitEvidence)
 
 # `git commit` prints "[<branch> <abbrev>] <subject>" (root commits "(root-commit)" between): the
 # branch and the hash only; the subject is log text.
@@ -39,6 +43,13 @@ _GIT_COMMIT = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+commit\b")
 _GH_PR_CREATE = re.compile(r"(^|[\s;&|(])gh\s+pr\s+create\b")
 _GIT_PUSH = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+push\b")
 MAX_ROWS = 20  # per call: a command that prints more is not one agent's commit
+MAX_PR_NUMBER = 2**63 - 1  # pr_number is a BIGINT: a larger number in a record is no PR's
+
+
+def _number(digits: str) -> int | None:
+    """A PR URL's number, None past what a BIGINT holds (no PR's)."""
+    n = int(digits)
+    return n if n <= MAX_PR_NUMBER else None
 
 
 def made_by(command: object) -> bool:
@@ -55,7 +66,7 @@ def output_facts(texts: Iterable[str | None]) -> list[tuple]:
     if not output:
         return []
     facts: list[tuple] = [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
-    facts += [("pr", m["repo"], m[0], int(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
+    facts += [("pr", m["repo"], m[0], _number(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
     facts += [("push", m["branch"]) for m in _NEW_BRANCH.finditer(output)][:MAX_ROWS]
     return facts
 
@@ -106,8 +117,8 @@ def from_pr_link(rec: dict, ts, line: int) -> list[dict]:
     if not isinstance(url, str) or not url:
         return []
     m = _PR_URL.search(url)
-    if not isinstance(number, int) or isinstance(number, bool):
-        number = int(m["number"]) if m else None
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= MAX_PR_NUMBER:
+        number = _number(m["number"]) if m else None
     if not isinstance(repo, str):
         repo = m["repo"] if m else None
     return [

@@ -19,6 +19,12 @@ import re
 # `hf_`, npm `npm_`.
 _EDGE = r"(?<![A-Za-z0-9_-])"  # a token starts at a boundary: `task-...` is not `sk-...`
 _VALUE = r"[^\s\"'`,;&|<>(){}\[\]$]"  # a literal value: not `$VAR`, `${{ secrets.X }}`, quotes
+_NAME_CHARS = 40  # the most name characters before an assignment's keyword (`OPENAI_API_` of `..._KEY`)
+# The keywords of the two assignment rules (the rules fold case).
+_ASSIGNED: dict[str, str] = {
+    "password": "password|passwd|passphrase",
+    "secret": r"secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?",
+}
 
 
 def _assigned(keywords: str, min_len: int, digit: bool) -> str:
@@ -26,7 +32,7 @@ def _assigned(keywords: str, min_len: int, digit: bool) -> str:
     secret (all of it when quoted). A value followed by ``(`` is a call (``token = get_token()``)."""
     # The name before the keyword is bounded: unbounded, a long word of `-`/`_`-joined characters
     # (base64url data) makes every start rescan the word, quadratic in its length.
-    key = rf"[A-Za-z0-9_.-]{{0,40}}(?:{keywords})"
+    key = rf"[A-Za-z0-9_.-]{{0,{_NAME_CHARS}}}(?:{keywords})"
     sep = rf"(?:(?<![A-Za-z0-9])--?{key}(?:\s*=\s*|\s+)|(?<![A-Za-z0-9]){key}[\"']?\s*[:=]\s*)"
 
     def value(chars: str, name: str) -> str:
@@ -64,14 +70,11 @@ RULES: tuple[tuple[str, str], ...] = (
     ("basic", r"\bAuthorization:\s*Basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})"),
     # Generic assignments: a password may be any 6+ characters; a token, secret or key value
     # needs 8+ and a digit (or 16+ characters), so `token: required` in prose survives.
-    ("password", _assigned("password|passwd|passphrase", 6, digit=False)),
-    (
-        "secret",
-        _assigned(r"secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?", 8, digit=True),
-    ),
+    ("password", _assigned(_ASSIGNED["password"], 6, digit=False)),
+    ("secret", _assigned(_ASSIGNED["secret"], 8, digit=True)),
 )
 _COMPILED = tuple((kind, re.compile(pattern, re.S)) for kind, pattern in RULES)
-# A cheap pre-check: most text has none of these, and then no pattern needs to run.
+# mask_plain's pre-check: most text has none of these, and then no pattern needs to run.
 _HINT = re.compile(
     r"(?i)PRIVATE KEY|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|k_live_|k_test_|hf_|npm_|eyJ"
     r"|bearer|basic|pass|secret|token|key|credential|://[^\s/@]+@"
@@ -89,41 +92,114 @@ def _replace(kind: str):
     return sub
 
 
-# What each rule's match must contain, searched with the rule's own case sensitivity (a `(?i)` hint
-# folds case as the rule does: `ſecret` and the Kelvin sign match too). A rule whose hint is absent
-# cannot match, so skipping it changes nothing; most text holds one hint (`key`, `token`) and then
-# two of the sixteen patterns run, not all. `mask_plain` is the reference `mask` must equal.
-_RULE_HINTS: dict[str, str] = {
-    "private_key": "-----BEGIN",
-    "anthropic": "sk-ant-",
-    "openai": "sk-",
-    "github": "gh[pousr]_|github_pat_",
-    "aws": "AKIA|ASIA",
-    "slack": "xox",
-    "google": "AIza",
-    "stripe": "k_live_|k_test_",
-    "huggingface": "hf_",
-    "npm": "npm_",
-    "jwt": "eyJ",
-    "url_credentials": "://",
-    "bearer": "Bearer",
-    "basic": "Authorization:",
-    "password": "(?i)pass",
-    "secret": "(?i)secret|token|key|credential",
+# What each rule's match must contain: (literals as written, literals in any case). A rule none of
+# whose literals is in the text cannot match, so skipping it changes nothing; most text holds one
+# (`key`, `token`) and then two of the sixteen patterns run, not all. The case-folded literals are
+# looked for in the text lowered once (``_folded``), which for these ASCII letters finds exactly
+# what a ``(?i)`` pattern matches. `mask_plain` is the reference `mask` must equal.
+_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "private_key": (("-----BEGIN",), ()),
+    "anthropic": (("sk-ant-",), ()),
+    "openai": (("sk-",), ()),
+    "github": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
+    "aws": (("AKIA", "ASIA"), ()),
+    "slack": (("xox",), ()),
+    "google": (("AIza",), ()),
+    "stripe": (("k_live_", "k_test_"), ()),
+    "huggingface": (("hf_",), ()),
+    "npm": (("npm_",), ()),
+    "jwt": (("eyJ",), ()),
+    "url_credentials": (("://",), ()),
+    "bearer": (("Bearer",), ()),
+    "basic": (("Authorization:",), ()),
+    "password": ((), ("pass",)),
+    "secret": ((), ("secret", "token", "key", "credential")),
 }
-_GUARDED = tuple(
-    (kind, re.compile(_RULE_HINTS[kind]).search, pattern.sub, _replace(kind)) for kind, pattern in _COMPILED
-)
+# The non-ASCII characters a `(?i)` pattern takes for an ASCII letter (Python's re documents these
+# four; tests/test_secrets.py checks every code point), as the letter. Folded to it, then
+# lowered, a text has the same length (U+0130 is the one character whose lowercase is two) and an
+# ASCII letter wherever the pattern would see one.
+_FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _folded(text: str) -> str:
+    if not text.isascii() and any(chr(c) in text for c in _FOLDS):
+        text = text.translate(_FOLDS)
+    return text.lower()
+
+
+# The generic assignments (`password`, `secret`) are the costly patterns: they can start at almost
+# any character, so a plain search tries every one. Every match holds a keyword, and the keyword
+# one of the rule's literals (``_NEEDS``) at most ``len("private_")`` characters in (`key` of
+# `private_key`); so the literal is at most ``_KEY_REACH`` characters after the match's start (`--`,
+# then the name characters of ``_assigned``, then the keyword's own), and every character from the
+# start to it is a name character. The search tries only the starts in the run of name characters
+# just before each literal (in the folded text, the ASCII class is exactly the pattern's
+# case-insensitive class), in order, as ``sub`` would find them. Every other rule is cheap once its literal is present, but `://` is
+# in most texts: a URL's userinfo must also be there (what the rule's two forms have in common).
+_KEY_REACH = 2 + _NAME_CHARS + len("private_")
+_NAME_RUN = re.compile(r"[a-z0-9_.-]*\Z").search
+_KEYWORDS = {"password": _NEEDS["password"][1], "secret": _NEEDS["secret"][1]}
+_USERINFO = re.compile(r"://[^\s/?#@]+@").search
+
+
+def _anchored_sub(pattern: re.Pattern, keywords: tuple[str, ...], repl, text: str, low: str) -> str:
+    """``pattern.sub(repl, text)`` for a generic assignment, searched from its keywords only."""
+    starts = sorted({i for word in keywords for i in _finds(low, word)})
+    out: list[str] = []
+    done = pos = 0  # text[:done] is in out; no match starts before pos
+    match = pattern.match
+    for q in starts:
+        if q < pos:
+            continue
+        s = _NAME_RUN(low, max(pos, q - _KEY_REACH), q).start()  # type: ignore[union-attr]
+        while s <= q:
+            m = match(text, s)
+            if m is not None:
+                out.append(text[done : m.start()])
+                out.append(repl(m))
+                done = pos = m.end()
+                break
+            s += 1
+        else:
+            pos = q + 1
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _finds(text: str, word: str) -> list[int]:
+    found, i = [], text.find(word)
+    while i >= 0:
+        found.append(i)
+        i = text.find(word, i + 1)
+    return found
+
+
+_GUARDED = tuple((kind, *_NEEDS[kind], pattern, _replace(kind)) for kind, pattern in _COMPILED)
 
 
 def mask(text: str | None) -> str | None:
     """``text`` with every secret-shaped token replaced by ``[REDACTED:<kind>]`` (None stays None)."""
-    if not text or not _HINT.search(text):
+    if not text:
         return text
-    for _kind, hinted, sub, repl in _GUARDED:
-        # The hint is searched in the text as the rules before left it, as the plain loop sees it.
-        if hinted(text):
-            text = sub(repl, text)
+    low = None
+    for kind, exact, folded, pattern, repl in _GUARDED:
+        # Each rule's literals are looked for in the text as the rules before left it, as the
+        # plain loop sees it (a replacement can bring one in or take one away).
+        if folded:
+            if low is None:
+                low = _folded(text)
+            if not any(w in low for w in folded):
+                continue
+            new = _anchored_sub(pattern, _KEYWORDS[kind], repl, text, low)
+        elif any(w in text for w in exact) and (kind != "url_credentials" or _USERINFO(text)):
+            new = pattern.sub(repl, text)
+        else:
+            continue
+        if new != text:
+            text, low = new, None
     return text
 
 

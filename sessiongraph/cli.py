@@ -163,6 +163,13 @@ def main() -> None:
 @click.option(
     "--prune", is_flag=True, help="Drop stored files under PATHS that are gone from disk (default: keep them)."
 )
+@click.option(
+    "--git",
+    is_flag=True,
+    help="Then read the git repositories the sessions worked in (their cwd, on this machine): commits whose "
+    "changed files match a session's writes (heuristic commits rows) and whether each commit row is still in "
+    "its branch (in_branch). Hashes, branches and times only, never messages or authors. Off by default.",
+)
 @PRICES_OPTION
 @_errors
 def ingest(
@@ -180,6 +187,7 @@ def ingest(
     prune,
     max_text_chars,
     prices,
+    git,
 ):
     """Read session logs under PATHS (default: the harnesses' own folders) into the store.
 
@@ -213,6 +221,7 @@ def ingest(
         max_text_chars=max_text_chars,
         prune=prune,
         prices=prices,
+        git=git,
     )
     if not as_json and sys.stderr.isatty():
         from rich.progress import Progress
@@ -321,9 +330,21 @@ def _summary_text(s: IngestSummary) -> str:
             else " (nothing changed: passes not run)"
         ),
         _prices_text(s.prices),
+        *([_git_text(s.git)] if s.git else []),
         f"Store: {s.db} ({s.privacy}, {s.seconds:.2f}s)",
     ]
     return "\n".join(lines)
+
+
+def _git_text(g: dict) -> str:
+    checked = ", ".join(f"{n} {k}" for k, n in g["in_branch"].items())
+    text = (
+        f"Git: {g['repositories']} repositories read ({g['sessions']} sessions); heuristic commits: "
+        + (_counts(g["heuristic"], bare=True) or "none")
+        + (f"; in_branch: {checked}" if checked else "")
+        + (f"; problems: {_counts(g['problems'], bare=True)}" if g["problems"] else "")
+    )
+    return "\n".join([text, *(f"  {m}" for m in g["messages"])])
 
 
 def _prices_text(p: dict) -> str:

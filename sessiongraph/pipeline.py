@@ -67,6 +67,7 @@ class IngestSummary:
     edges_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> tier -> n
     inference_counts: dict[str, int] = field(default_factory=dict)  # pass.code -> events
     prices: dict = field(default_factory=dict)  # costs.Repriced: the price set, rows (re)priced
+    git: dict = field(default_factory=dict)  # gitlog.GitSummary with --git; empty without
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -93,6 +94,7 @@ def ingest(
     prices: str | None = None,
     changed: Sequence[str] | None = None,
     store: Store | None = None,
+    git: bool = False,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -115,6 +117,10 @@ def ingest(
     are listed (a folder walked, a file taken as it is) and compared with the store, and a path gone
     from disk drops the stored files at or under it, as ``prune`` would; nothing else is walked.
     ``store``: an open writable store to use (and leave open) instead of opening ``db``.
+
+    ``git``: then read the git repositories the store's sessions worked in (``sessiongraph.gitlog``:
+    heuristic commits rows and ``in_branch``); without it no repository is read and pygit2 is not
+    imported, and the rows an earlier ``git`` ingest made stay as they are.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
@@ -138,6 +144,10 @@ def ingest(
         _prune(store, plan.gone, summary)
         summary.prices = costs.reprice(store, prices).to_dict()
         _infer(store, summary, engine, workers, ray_address)
+        if git:
+            from sessiongraph import gitlog  # pygit2 only when asked
+
+            summary.git = gitlog.read_git(store, ingest_id).to_dict()
         _summarize(store, plan, ingest_id, summary)
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary

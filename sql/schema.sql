@@ -258,8 +258,10 @@ CREATE TABLE IF NOT EXISTS texts (
 );
 
 -- Commits, PRs and pushed branches a session made (ingest/commits.py): hashes, branches, URLs,
--- never a message. Verified rows from the logs; heuristic rows and in_branch only from
--- `ingest --git` (sessiongraph/gitlog.py), which writes them with the session's source_path.
+-- never a message. Verified rows from the logs; heuristic rows (evidence files_equal or
+-- files_contain) and in_branch only from `ingest --git` (sessiongraph/gitlog.py), which writes
+-- them with the session's source_path: a log read again keeps them (Store.write), a log pruned
+-- takes them with it, the next `ingest --git` replaces them.
 CREATE TABLE IF NOT EXISTS commits (
     session_id   VARCHAR NOT NULL,
     call_id      VARCHAR,
@@ -275,6 +277,16 @@ CREATE TABLE IF NOT EXISTS commits (
     in_branch    BOOLEAN,            -- null unless --git read the repository
     source_path  VARCHAR NOT NULL,
     line         BIGINT,
+    ingest_id    BIGINT NOT NULL
+);
+
+-- What the last `ingest --git` found of each verified commit row (sessiongraph/gitlog.py): a log
+-- read again without --git gets its rows' in_branch back from here (Store.write). Hash as the
+-- row prints it; never a message or author.
+CREATE TABLE IF NOT EXISTS commit_checks (
+    session_id   VARCHAR NOT NULL,
+    commit_hash  VARCHAR NOT NULL,
+    in_branch    BOOLEAN,
     ingest_id    BIGINT NOT NULL
 );
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
+
 from sessiongraph.ingest import commits
 from sessiongraph.ingest.claude_code import parse
 from sessiongraph.pipeline import ingest
@@ -231,3 +233,32 @@ def test_samples(tmp_path):
             ("https://github.com/example/beacon/pull/17", 1)
         ]
         assert SAMPLE_MESSAGE not in store.query("SELECT * FROM commits").write_csv()
+
+
+def test_run_trajectories_carry_the_task_repo_and_base_commit(tmp_path):
+    """`export trajectories --by run`: the run's task repo and base_commit, as OCP run.task has them."""
+    from sessiongraph.dataset.trajectories import export_trajectories
+
+    db = str(tmp_path / "s.duckdb")
+    ingest([str(SCENARIO)], db=db, workers=1, privacy="full")
+    export_trajectories(tmp_path / "out", db=db, by="run", split="train=1")
+    rows = pl.read_parquet(tmp_path / "out" / "train.parquet").sort("root_session_id")
+    tasks = [(r["root_session_id"], r["task"]["repo"], r["task"]["base_commit"]) for r in rows.to_dicts()]
+    assert tasks == [
+        ("claude-code:5e8a1c24-7b39-4d0f-a6e2-91c3d7f40b85", "example/beacon", None),  # its pr-link's repository
+        (
+            "codex:019b9820-3c40-7a11-8d5e-2f6b9a0c4e71",
+            "https://github.com/example/ferry.git",
+            "e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4",
+        ),
+    ]
+
+
+def test_a_pr_number_past_bigint_is_none():
+    """A record or URL whose PR number no BIGINT holds: the row keeps its URL, not the number."""
+    url = "https://github.com/dev/lamp/pull/42"
+    assert commits.from_pr_link({"prUrl": url, "prNumber": 2**64 - 1}, None, 1)[0]["pr_number"] == 42
+    huge = "https://github.com/dev/lamp/pull/18446744073709551615"
+    assert commits.from_pr_link({"prUrl": huge, "prNumber": 2**64 - 1}, None, 1)[0]["pr_number"] is None
+    rows = commits.from_shell({"call_id": "c", "command": "gh pr create -f", "line": 1}, [huge])
+    assert [(r["pr_url"], r["pr_number"]) for r in rows] == [(huge, None)]

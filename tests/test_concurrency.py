@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.pipeline import ingest
 from sessiongraph.store import Store
@@ -133,3 +135,30 @@ def test_an_ingest_closes_the_store_only_for_a_waiting_reader(tmp_path):
         assert not writer.release(for_readers=True)  # the reader's signal went with it
     finally:
         writer.close()
+
+
+def test_a_reader_waits_out_a_header_cut_short_while_a_writer_holds_the_store(tmp_path):
+    """A reader that opens the file while a writer's close rewrites it reads the header short
+    (DuckDB's "Could not read enough bytes", seen under `watch`): with a writer holding the store
+    that is a wait, as a lock is; with none it is a damaged file, said at once."""
+    import fcntl
+    import threading
+
+    db = tmp_path / "s.duckdb"
+    n = _ingest_samples(db)
+    whole = db.read_bytes()
+    db.write_bytes(whole[:5000])
+    with pytest.raises(SessiongraphError, match="Could not read enough bytes"):
+        Store(db, read_only=True)  # no writer: at once, not after the lock timeout
+
+    lock = open(db.with_name(db.name + ".lock"), "a+")
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # a writer at work
+
+    def writer_finishes():
+        time.sleep(0.5)
+        db.write_bytes(whole)
+        lock.close()
+
+    threading.Thread(target=writer_finishes).start()
+    with Store(db, read_only=True) as s:
+        assert s.query("SELECT count(*) FROM sessions").item() == n

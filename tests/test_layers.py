@@ -32,6 +32,7 @@ CORE = {
     "sessiongraph.pipeline",
     "sessiongraph.watcher",
     "sessiongraph.work",
+    "sessiongraph.gitlog",
 }
 # The package root holds the command functions (loaded by name from the outputs), so it sits on top.
 CLI = {"sessiongraph", "sessiongraph.cli", "sessiongraph.__main__"}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiongraph.ingest.secrets import RULES, mask, mask_plain
+from sessiongraph.ingest.secrets import _ASSIGNED, RULES, _folded, mask, mask_plain
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -136,6 +138,16 @@ _PIECES = [
     "private_key",
     "\u017fecret=",
     "\u212aey=",
+    "\u0130",
+    "\u0131",
+    "pa\u017f\u017f=",
+    "credent\u0130al: ",
+    "tokenkey=",
+    "--",
+    "-",
+    "_",
+    "X" * 38,
+    "a.b-c_d" * 7,
     "-----BEGIN RSA PRIVATE KEY-----",
     "-----END RSA PRIVATE KEY-----",
     "[REDACTED:secret]",
@@ -159,3 +171,64 @@ def test_mask_equals_its_plain_reference(text):
 @pytest.mark.parametrize("text", [t for t, _ in POSITIVES] + NEGATIVES)
 def test_mask_equals_its_plain_reference_on_samples(text):
     assert mask(text) == mask_plain(text)
+
+
+def test_case_folding_is_what_the_patterns_see():
+    """mask looks for the case-insensitive rules' keywords in ``_folded(text)``: it must hold an
+    ASCII letter exactly where a ``(?i)`` pattern sees one, at the same index, for every code point."""
+    letter = re.compile("(?i)[a-z]").fullmatch
+    for cp in range(0x110000):
+        c = chr(cp)
+        folded = _folded(c)
+        assert len(folded) == 1, hex(cp)
+        if letter(c):
+            assert re.fullmatch("(?i)" + re.escape(folded), c), hex(cp)
+            assert folded.isascii() and folded.isalpha(), hex(cp)
+        else:
+            assert not (folded.isascii() and folded.isalpha()), hex(cp)
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("X" * 41 + "TOKEN=4f9c2e1b7a8d3f60", False),  # a name longer than the rule allows
+        ("X" * 40 + "TOKEN=4f9c2e1b7a8d3f60", True),  # the longest it allows
+        ("--" + "x" * 40 + "token 4f9c2e1b7a8d3f60", True),
+        ("tokenkey=4f9c2e1b7a8d3f60 and secret_token: 'abcdefgh1' then API_KEY=zz99zz99zz", True),
+        ("pass=abcdef passwd=abcdefg \u017fecret=12345678a DB_PA\u017f\u017fWORD='x y z w'", True),
+        ("a=b\u0130 credent\u0130als=abcd1234efgh", True),
+        ("API_\u212aEY=abcdefgh12", True),
+        ("monkey=abcdefgh12 tokens: many keys passing", False),
+    ],
+)
+def test_generic_assignments_found_from_their_keywords(text, masked):
+    """The generic rules are searched only from their keywords back: the same matches as a plain
+    search, at the edges of how far back a match may start."""
+    assert mask(text) == mask_plain(text)
+    assert ("[REDACTED:" in mask(text)) == masked
+
+
+def _spellings(keywords: str) -> list[str]:
+    """Every keyword an assignment rule's alternation spells (`api[_-]?key`: apikey, api_key, api-key)."""
+    out = []
+    for word in keywords.split("|"):
+        forms = [""]
+        for part in re.findall(r"\[_-\]\?|.\?|.", word):
+            options = {"[_-]?": ["", "_", "-"]}.get(part) or (["", part[0]] if part.endswith("?") else [part])
+            forms = [f + o for f in forms for o in options]
+        out += forms
+    return out
+
+
+@pytest.mark.parametrize(("kind", "keyword"), [(k, w) for k, kw in _ASSIGNED.items() for w in _spellings(kw)])
+def test_every_keyword_is_found_at_the_longest_name(kind, keyword):
+    """mask looks for a literal of each keyword (`key` of `private_key`) and tries the starts up to
+    a reach before it: a keyword whose literal is not its first letters, after the longest name the
+    rule allows, is still masked."""
+    for text in (
+        "--" + "X" * 40 + keyword.upper() + "=abcdefgh12",
+        "x " + "n" * 40 + keyword + ": 'abcdefgh12'",
+        "--" + keyword + " abcdefgh12",
+    ):
+        assert mask(text) == mask_plain(text)
+        assert f"[REDACTED:{kind}]" in mask(text), text

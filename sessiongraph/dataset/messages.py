@@ -101,7 +101,7 @@ GROUP BY 1
 # The commits and PRs each session made (the store's commits; a pushed branch is neither), one
 # key per commit hash or PR URL: a PR both gh pr create and a pr-link record name is one PR.
 _MADE = """
-SELECT c.session_id, coalesce(m.run_id, c.session_id) AS run_id, c.tier,
+SELECT c.session_id, coalesce(m.run_id, c.session_id) AS run_id, c.tier, c.in_branch,
        CASE c.kind WHEN 'commit' THEN 'commit:' || c.commit_hash ELSE 'pr:' || c.pr_url END AS made
 FROM commits c LEFT JOIN run_sessions m USING (session_id)
 WHERE c.kind IN ('commit', 'pr')
@@ -111,18 +111,23 @@ WHERE c.kind IN ('commit', 'pr')
 def commit_labels(store: Store, by: str) -> pl.DataFrame:
     """Per ``by`` (``session_id``, or ``run_id``: a session in no run is its own): ``n_commits``
     (commits and PRs made), ``commits_tier`` (the strongest tier among them) and
-    ``commits_in_branch`` (null: only an ``ingest --git`` read of the repository could tell)."""
+    ``commits_in_branch``: whether every commit among them that ``ingest --git`` checked is still
+    in its branch (null when none was checked: no --git, or its repository was not on disk)."""
     return (
         store.query(_MADE)
         .group_by(by)
-        .agg(n_commits=pl.col("made").n_unique().cast(pl.Int64), _rank=rank("tier").min())
+        .agg(
+            n_commits=pl.col("made").n_unique().cast(pl.Int64),
+            _rank=rank("tier").min(),
+            # in_branch is set on commit rows only (a PR or push row keeps null)
+            commits_in_branch=pl.when(pl.col("in_branch").count() > 0).then(pl.col("in_branch").all()),
+        )
         .with_columns(
             commits_tier=pl.col("_rank").replace_strict(
                 {i: t for t, i in RANK.items()}, default=None, return_dtype=pl.String
             ),
-            commits_in_branch=pl.lit(None, pl.Boolean),
         )
-        .drop("_rank")
+        .select(by, "n_commits", "commits_tier", "commits_in_branch")
     )
 
 

@@ -51,6 +51,7 @@ TASK = pl.Struct(
         "id": pl.String,
         "type": pl.String,
         "repo": pl.String,
+        "base_commit": pl.String,
         "features": pl.Struct(
             {
                 "size": pl.String,
@@ -94,7 +95,17 @@ RUN_TRAJECTORIES = pl.Schema(
     }
 )
 
-_RUNS = "SELECT run_id, root_session_id, root_harness, harnesses, models, n_sessions FROM runs"
+# With the root session's repository and first commit, as OCP run.task has them (ocp/bundle.py):
+# its log's git_repo (Codex session_meta.git) else the repository of a pr-link record it wrote.
+_RUNS = """
+SELECT r.run_id, r.root_session_id, r.root_harness, r.harnesses, r.models, r.n_sessions,
+       coalesce(s.git_repo, pr.pr_repo) AS repo, s.git_commit AS base_commit
+FROM runs r
+LEFT JOIN (SELECT session_id, max(git_repo) AS git_repo, arg_min(git_commit, started_at) AS git_commit
+           FROM sessions GROUP BY session_id) s ON s.session_id = r.root_session_id
+LEFT JOIN (SELECT session_id, arg_min(repo, line) AS pr_repo FROM commits
+           WHERE evidence = 'pr_link' AND repo IS NOT NULL GROUP BY session_id) pr ON pr.session_id = r.root_session_id
+"""
 # Every session of a run, with or without text, and the call in its parent that started it: a
 # session with no conversation (a workflow journal, a missing parent's placeholder) is bridged,
 # its children linked to the nearest ancestor that has one, at the call that started the chain.
@@ -167,10 +178,11 @@ def _row(
     last_test = max(tested, key=lambda c: c["_last_test_at"]) if tested else None  # the run's last test run
     root_id = run["root_session_id"] if run else convs[0]["session_id"]
     root = convs[index[root_id]] if root_id in index else {}
-    t: dict[str, Any] = task(run_id, paths)
+    t: dict[str, Any] = task(run_id, paths, run["repo"] if run else None, run["base_commit"] if run else None)
     t.pop("source", None)  # always "history" here
     t["features"].setdefault("lang", None)
     t.setdefault("repo", None)
+    t.setdefault("base_commit", None)
     conversations = [
         {
             "session_id": c["session_id"],
@@ -210,7 +222,7 @@ def _row(
         last_test["tests_tier"] if last_test else None,
         made["n_commits"] if made else 0,
         made["commits_tier"] if made else None,
-        None,  # commits_in_branch: only an `ingest --git` read could tell
+        made["commits_in_branch"] if made else None,
         conversations,
         links,
     )

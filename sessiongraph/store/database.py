@@ -19,17 +19,26 @@ import polars as pl
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import Inferred, conform
+from sessiongraph.ingest.commits import GIT_EVIDENCE
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
 from sessiongraph.store.batches import groups
 from sessiongraph.store.connection import first_line, io_failure, registered, transaction
-from sessiongraph.store.locks import LOCK_TIMEOUT_S, readers_waiting, signal_waiting, take_writer_lock
+from sessiongraph.store.locks import (
+    LOCK_TIMEOUT_S,
+    readers_waiting,
+    signal_waiting,
+    take_writer_lock,
+    writer_active,
+)
 from sessiongraph.store.schema import FILE_TABLES, INFERENCE_TABLES, SCHEMA_VERSION, sql, view_sql
 from sessiongraph.version import __version__
 from sessiongraph.work import WrittenFile
 
 DB_ENV = "SESSIONGRAPH_DB"
 PER_RUN_SESSIONS = 2_000  # sessions of the runs Store.per_run reads at once (whole runs)
+# The commits rows `ingest --git` made (sessiongraph.gitlog), not any log: a log read again keeps them.
+GIT_ROWS = "evidence IN (" + ", ".join(f"'{e}'" for e in GIT_EVIDENCE) + ")"
 
 
 def default_db_path() -> Path:
@@ -37,6 +46,14 @@ def default_db_path() -> Path:
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV]).expanduser()
     return Path(platformdirs.user_data_dir("sessiongraph", appauthor=False)) / "sessiongraph.duckdb"
+
+
+def _busy(exc: duckdb.IOException, path: Path) -> bool:
+    """Whether opening failed only because another process is writing the store: DuckDB's file
+    lock, or a header read short while a sessiongraph writer's close rewrites it (seen under
+    `watch`, whose writer closes between ingests). A short read with no writer is a damaged file."""
+    message = str(exc).lower()
+    return "lock" in message or ("could not read enough bytes" in message and writer_active(path))
 
 
 class Changed(NamedTuple):
@@ -164,7 +181,7 @@ class Store:
                 try:
                     return duckdb.connect(str(self.path), read_only=self.read_only, config=config)
                 except duckdb.IOException as exc:
-                    busy = "lock" in str(exc).lower()
+                    busy = _busy(exc, self.path)
                     if busy and self.read_only and waiting is None:
                         waiting = signal_waiting(self.path)  # the ingest closes the store after its batch
                     if busy and time.monotonic() < deadline:
@@ -415,7 +432,7 @@ class Store:
             try:
                 with transaction(con):
                     if paths.height:
-                        self._delete_files(paths)
+                        self._delete_files(paths, keep_git=True)
                     # Appends on one thread: a batch is smaller than a row group, and more threads
                     # only split it (the steps' insert took about half as much CPU again on two),
                     # beside busy parse workers.
@@ -425,6 +442,8 @@ class Store:
                             con.execute(
                                 f"INSERT INTO {name} BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM batch_{name}"
                             )
+                    if arrow["commits"].num_rows:
+                        self._after_commits()
                     self._insert("ingested_files", files)
                     self._insert("checkpoints", checkpoints)
                     con.execute("INSERT INTO partition_keys " + partitions.key_sql(lambda name: f"batch_{name}"))
@@ -434,19 +453,71 @@ class Store:
             finally:
                 con.execute("RESET threads")
 
+    def _after_commits(self) -> None:
+        """After a batch's commits rows went in (``batch_commits``): a verified commit row takes the
+        place of a heuristic row of the same commit (its hash a prefix of the full one), and a
+        verified row gets back the ``in_branch`` the last ``ingest --git`` found for it
+        (``commit_checks``), so a log read again without --git loses no git fact."""
+        self.con.execute(
+            f"DELETE FROM commits WHERE {GIT_ROWS} AND EXISTS (SELECT 1 FROM batch_commits v"
+            " WHERE v.kind = 'commit' AND v.commit_hash IS NOT NULL AND starts_with(commits.commit_hash, v.commit_hash))"
+        )
+        self.con.execute(
+            f"UPDATE commits SET in_branch = k.in_branch FROM commit_checks k WHERE NOT {GIT_ROWS}"
+            " AND commits.session_id = k.session_id AND commits.commit_hash = k.commit_hash"
+            " AND commits.source_path IN (SELECT source_path FROM batch_commits)"
+        )
+
+    def write_git(
+        self, sessions: list[str], matched: list[str], rows: pl.DataFrame, checks: pl.DataFrame, ingest_id: int
+    ) -> None:
+        """What ``ingest --git`` found for the sessions whose repository it read (``sessiongraph.gitlog``),
+        in one transaction: the heuristic ``commits`` rows of ``matched`` (those of ``sessions`` its
+        walk reached) replaced by ``rows``, ``in_branch`` of the verified commit rows of ``sessions``
+        set from ``checks`` (session_id, commit_hash, in_branch; null where it found none), which
+        ``commit_checks`` keeps for logs read again later."""
+        con = self.con
+        schema = {"session_id": pl.String}
+        read = pl.DataFrame({"session_id": sessions}, schema=schema)
+        walked = pl.DataFrame({"session_id": matched}, schema=schema)
+        checks = checks.with_columns(ingest_id=pl.lit(ingest_id, pl.Int64))
+        tables = {
+            "git_sessions": read.to_arrow(),
+            "git_matched": walked.to_arrow(),
+            "git_rows": rows.to_arrow(),
+            "git_checks": checks.to_arrow(),
+        }
+        with registered(con, tables), transaction(con):
+            con.execute(f"DELETE FROM commits WHERE {GIT_ROWS} AND session_id IN (SELECT session_id FROM git_matched)")
+            if rows.height:
+                con.execute(f"INSERT INTO commits BY NAME SELECT *, {int(ingest_id)} AS ingest_id FROM git_rows")
+            con.execute("DELETE FROM commit_checks WHERE session_id IN (SELECT session_id FROM git_sessions)")
+            if checks.height:
+                con.execute("INSERT INTO commit_checks BY NAME SELECT * FROM git_checks")
+            con.execute(
+                "UPDATE commits SET in_branch = (SELECT k.in_branch FROM git_checks k WHERE k.session_id ="
+                f" commits.session_id AND k.commit_hash = commits.commit_hash) WHERE NOT {GIT_ROWS}"
+                " AND kind = 'commit' AND session_id IN (SELECT session_id FROM git_sessions)"
+            )
+
     def remove(self, paths: list[str]) -> None:
-        """Forget files that are gone from disk: their rows go, their partitions are inferred again."""
+        """Forget files that are gone from disk: their rows go (with the heuristic commits rows
+        ``ingest --git`` gave their sessions), their partitions are inferred again."""
         if not paths:
             return
         df = pl.DataFrame({"source_path": paths}, schema={"source_path": pl.String})
         with transaction(self.con):
             self._delete_files(df)
             self._insert("dirty_files", df)
+            self.con.execute("DELETE FROM commit_checks WHERE session_id NOT IN (SELECT session_id FROM sessions)")
 
-    def _delete_files(self, paths: pl.DataFrame) -> None:
+    def _delete_files(self, paths: pl.DataFrame, *, keep_git: bool = False) -> None:
+        """Every row of these files; with ``keep_git`` (the file is read again) not the commits
+        rows ``ingest --git`` made for its sessions."""
         with registered(self.con, {"gone_paths": paths.to_arrow()}):
             for table in FILE_TABLES:
-                self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths)")
+                kept = f" AND NOT {GIT_ROWS}" if keep_git and table == "commits" else ""
+                self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths){kept}")
 
     def _insert_keys(self, tables: dict[str, pl.DataFrame]) -> None:
         """The partition keys of these frame rows (inference/partitions.py), computed by DuckDB."""

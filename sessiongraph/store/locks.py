@@ -44,6 +44,19 @@ def take_writer_lock(db: Path):
             pause = min(pause * 2, 1.0)
 
 
+def writer_active(db: Path) -> bool:
+    """Whether a sessiongraph writer holds ``<db>.lock`` (see :func:`take_writer_lock`) now."""
+    try:
+        with open(db.with_name(db.name + ".lock"), "rb") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False
+    except OSError:
+        return False  # no lock file: no sessiongraph writer ever opened this store
+
+
 def _readers_path(db: Path) -> Path:
     return db.with_name(db.name + ".readers")
 

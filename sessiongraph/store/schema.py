@@ -11,9 +11,9 @@ from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import ARTIFACTS, EDGES, RUN_SESSIONS, RUNS
 from sessiongraph.ingest.frames import SCHEMAS
 
-SCHEMA_VERSION = (
-    "12"  # 10 -> 11: canonical paths, hashes, teams, dollars, end status, diagnostic counts; 11 -> 12: commits
-)
+# 10 -> 11: canonical paths, hashes, teams, dollars, end status, diagnostic counts; 11 -> 12: commits;
+# 12 -> 13: commit_checks (ingest --git)
+SCHEMA_VERSION = "13"
 FRAME_TABLES: tuple[str, ...] = tuple(SCHEMAS)
 INFERENCE_TABLES: dict[str, pl.Schema] = {
     "edges": EDGES,

@@ -86,9 +86,9 @@ WHERE run_id IN (SELECT run_id FROM sg_report_runs)
 GROUP BY ALL ORDER BY kind, tier
 """
 # Commits, pushes and PRs the chosen runs made (commit_costs), with the run's dollars; and per
-# branch the runs that committed, pushed or opened a PR there, each run's dollars counted once
-# (as branch_costs, for the chosen runs only). A repository URL is shown without its scheme: the
-# HTML page links nowhere outside itself.
+# branch the runs that committed, pushed or opened a PR there, each run's dollars and each commit
+# and PR counted once (as branch_costs, for the chosen runs only). A repository URL is shown
+# without its scheme: the HTML page links nowhere outside itself.
 _REPO = "regexp_replace(repo, '^[A-Za-z][A-Za-z0-9+.-]*://', '')"
 _COMMITS_SQL = f"""
 SELECT ts, run_id, kind, tier, evidence, {_REPO} AS repo, branch, commit_hash, pr_number, run_usd AS usd
@@ -96,13 +96,13 @@ FROM commit_costs WHERE run_id IN (SELECT run_id FROM sg_report_runs)
 ORDER BY ts DESC NULLS LAST, source_path, line
 """
 _BRANCHES_SQL = f"""
-WITH r AS (SELECT branch, run_id, any_value({_REPO}) AS repo, count(*) FILTER (kind = 'commit') AS commits,
-                  count(DISTINCT pr_url) AS prs
-           FROM commit_costs WHERE branch IS NOT NULL AND run_id IN (SELECT run_id FROM sg_report_runs)
-           GROUP BY branch, run_id)
-SELECT r.branch, any_value(r.repo) AS repo, count(*) AS runs, sum(r.commits)::BIGINT AS commits,
-       sum(r.prs)::BIGINT AS prs, usd_total(rc.usd) AS usd
-FROM r JOIN run_costs rc USING (run_id)
+WITH c AS (SELECT * FROM commit_costs WHERE branch IS NOT NULL AND run_id IN (SELECT run_id FROM sg_report_runs)),
+r AS (SELECT branch, run_id, any_value({_REPO}) AS repo FROM c GROUP BY branch, run_id),
+n AS (SELECT branch, count(DISTINCT commit_hash) FILTER (kind = 'commit') AS commits,
+             count(DISTINCT pr_url) AS prs FROM c GROUP BY branch)
+SELECT r.branch, any_value(r.repo) AS repo, count(*) AS runs, any_value(n.commits)::BIGINT AS commits,
+       any_value(n.prs)::BIGINT AS prs, usd_total(rc.usd) AS usd
+FROM r JOIN run_costs rc USING (run_id) JOIN n USING (branch)
 GROUP BY r.branch ORDER BY usd DESC NULLS LAST, r.branch
 """
 _DIAG_SQL = """

@@ -26,13 +26,16 @@ LEFT JOIN session_costs sc USING (session_id)
 LEFT JOIN run_costs rc ON rc.run_id = m.run_id;
 
 -- Dollars per branch and per PR: the runs that made a commit, push or PR there, each run counted
--- once (a branch's repo is any its rows name: a commit line names none, its PR does).
+-- once (a branch's repo is any its rows name: a commit line names none, its PR does); each commit
+-- once too, though several sessions may hold it (ingest --git gives each its row).
 CREATE OR REPLACE VIEW branch_costs AS
-WITH r AS (SELECT branch, run_id, any_value(repo) AS repo, count(*) FILTER (kind = 'commit') AS commits
-           FROM commit_costs WHERE branch IS NOT NULL AND run_id IS NOT NULL GROUP BY branch, run_id)
-SELECT r.branch, any_value(r.repo) AS repo, count(*) AS runs, sum(r.commits)::BIGINT AS commits,
+WITH r AS (SELECT branch, run_id, any_value(repo) AS repo
+           FROM commit_costs WHERE branch IS NOT NULL AND run_id IS NOT NULL GROUP BY branch, run_id),
+n AS (SELECT branch, count(DISTINCT commit_hash) FILTER (kind = 'commit') AS commits
+      FROM commit_costs WHERE branch IS NOT NULL AND run_id IS NOT NULL GROUP BY branch)
+SELECT r.branch, any_value(r.repo) AS repo, count(*) AS runs, any_value(n.commits)::BIGINT AS commits,
        usd_total(rc.usd) AS usd
-FROM r JOIN run_costs rc USING (run_id)
+FROM r JOIN run_costs rc USING (run_id) JOIN n USING (branch)
 GROUP BY r.branch;
 
 CREATE OR REPLACE VIEW pr_costs AS
