@@ -7,8 +7,10 @@ For each size, ``replicate.py`` copies the real logs of ``../shared`` into ``WOR
 with fresh ids and ``sessiongraph ingest --privacy full`` (trajectories need text) builds
 ``WORKDIR/s<MB>.duckdb``; both are kept and reused (the 700 MB store takes minutes). Each export
 then runs in a subprocess of its own, and its peak RSS is that child's ``ru_maxrss`` (``wait4``).
-``--code DIR`` puts DIR (a checkout, e.g. ``git archive`` of an older commit) first on the
-subprocesses' ``PYTHONPATH``, to measure the same stores before a change.
+``--code DIR`` runs the exports with the sessiongraph installed in DIR instead, to measure the
+same stores before a change: ``git archive OLD | tar -x -C SRC && pip install --no-deps --target
+DIR SRC`` (a bare checkout will not do: the package maps ``ingest/`` and ``inference/`` inside
+it). This checkout's editable install would win over ``PYTHONPATH``, so the child drops it.
 
 ``run.py`` (``make bench``) uses :func:`peaks` and :func:`growth` on the ``--privacy full`` stores
 its own ingests made.
@@ -35,12 +37,22 @@ EXPORTS = {
 }
 
 
+# The editable install's finder sits before PYTHONPATH on sys.meta_path, and `python -c` puts the
+# working directory (maybe this checkout) first on sys.path: without both, --code's package wins.
+_NOT_EDITABLE = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path"
+    " if not getattr(f, '__module__', '').startswith('__editable__')]; sys.path[:] = [p for p in sys.path if p]; "
+)
+
+
 def cli(args: list[str], code: str | None) -> tuple[float, float]:
     """Run ``sessiongraph ARGS`` in a child; (peak RSS in MB, wall seconds)."""
     env = dict(os.environ)
+    prelude = ""
     if code:
         env["PYTHONPATH"] = code + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-c", "from sessiongraph.cli import main; main()", *args]
+        prelude = _NOT_EDITABLE
+    cmd = [sys.executable, "-c", prelude + "from sessiongraph.cli import main; main()", *args]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
