@@ -712,9 +712,9 @@ def exports(corpora: dict[str, Path], full_stores: dict[str, Path], sizes: list[
             if not db.exists():
                 say(f"ingest --privacy full of the {label} MB corpus for the exports (not measured) ...")
                 db.parent.mkdir(parents=True, exist_ok=True)
-                export_memory.cli(["ingest", str(corpora[label]), "--db", str(db), "--privacy", "full"], str(REPO))
+                export_memory.cli(["ingest", str(corpora[label]), "--db", str(db), "--privacy", "full"], None)
         say(f"exports of the {label} MB store ...")
-        by_size[label] = export_memory.peaks(db, work / "exports" / label, code=str(REPO), say=say)
+        by_size[label] = export_memory.peaks(db, work / "exports" / label, say=say)
     labels = [_label(mb) for mb in sizes]
     return (
         export_memory.growth(by_size, labels[0], labels[-1])
