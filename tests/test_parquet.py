@@ -425,3 +425,34 @@ def test_tables_are_read_in_chunks_with_the_same_files(store, out, tmp_path, mon
         pieces = [pl.read_parquet(folder / f"part-{i}.parquet") for i in range(len(list(folder.glob("*.parquet"))))]
         assert all(x.height <= 25 for x in pieces)
         assert pl.read_parquet(p).equals(pl.concat(pieces)), rel
+
+
+def test_chunked_tables_equal_each_table_read_whole(store, tmp_path, monkeypatch):
+    """The reference is what `export parquet` did before it read in chunks: each table's query
+    whole, its rows sorted once, then cut by partition. Under tiny chunks (many pieces of one
+    partition, several partitions per read) every partition's files hold those rows in that order."""
+    from sessiongraph.dataset import tables as dataset
+
+    chunk = 4
+    monkeypatch.setattr(dataset, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(dataset, "MAX_PIECES", 2)
+    cut: set[str] = set()  # tables with a partition read in three pieces or more
+    for privacy in ("metadata_only", "full"):
+        got = tmp_path / privacy
+        export_parquet(got, db=str(store), privacy=privacy)
+        with Store(store, read_only=True) as s:
+            for name, read in dataset._reads(privacy).items():
+                df = s.query(read.sql)
+                df = read.finish(df) if read.finish is not None else df
+                df = dataset._conform(dataset._part(df, read.ts, *read.order), dataset.schema(name, privacy))
+                want = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True)
+                assert want, name
+                if max(p.height for p in want.values()) > 2 * chunk:
+                    cut.add(name)
+                folders = sorted(p for p in (got / name).glob("harness=*/month=*") if p.is_dir())
+                assert [(f.parent.name[8:], f.name[6:]) for f in folders] == sorted(want), name
+                for (harness, month), rows in want.items():
+                    folder = got / name / f"harness={harness}" / f"month={month}"
+                    written = pl.read_parquet(sorted(folder.glob("*.parquet")))
+                    assert written.equals(rows.drop("_harness", "_month")), (name, harness, month)
+    assert {"edges", "usage", "steps", "outcomes"} <= cut
