@@ -574,7 +574,7 @@ class Dataset:
             df = _conform(whole, sch)
             parts = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if df.height else {}
             for (harness, month), part in sorted(parts.items()):
-                yield str(harness), str(month), lambda part=part: iter([part])
+                yield str(harness), str(month), _once(part)
             return
         read = _reads(self.privacy)[name]
         yield from self._chunked(read, sch, chunk_rows or CHUNK_ROWS)
@@ -637,8 +637,8 @@ class Dataset:
             )
         reads: list[list[_Piece]] = [[]]
         for piece in (p for ps in pieces for p in ps):
-            held = sum(p.rows for p in reads[-1])
-            if reads[-1] and (held + piece.rows > chunk_rows or len(reads[-1]) >= MAX_PIECES):
+            size = sum(p.rows for p in reads[-1])
+            if reads[-1] and (size + piece.rows > chunk_rows or len(reads[-1]) >= MAX_PIECES):
                 reads.append([])
             reads[-1].append(piece)
             piece.read = len(reads) - 1
@@ -652,9 +652,16 @@ class Dataset:
                 held[piece.read] = self._finish(self.store.query(sql, [x for ps in params for x in ps]), read, sch)
             return held[piece.read].filter(piece.mine(lead))
 
-        for part in pieces:
-            first = part[0]
-            yield str(first.h), str(first.m), lambda part=part: (rows_of(p) for p in part)
+        def chunks(ps: list[_Piece]) -> Chunks:
+            return lambda: (rows_of(p) for p in ps)
+
+        for ps in pieces:
+            yield str(ps[0].h), str(ps[0].m), chunks(ps)
+
+
+def _once(part: pl.DataFrame) -> Chunks:
+    """A partition held whole, as its one chunk."""
+    return lambda: iter([part])
 
 
 MAX_PIECES = 200  # pieces (small partitions) one read's query names at most
