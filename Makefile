@@ -40,11 +40,14 @@ FUZZ_EXAMPLES ?= 1000
 fuzz: install
 	SESSIONGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/test_fuzz.py
 
-# benchmarks/run.py on a generated corpus of BENCH_MB MB, the shared real logs replicated to 160 MB
-# and 100 MB of small files (benchmarks/README.md); BENCH_ARGS adds flags, e.g.
-# BENCH_ARGS='--corpus ~/.cache/sessiongraph-bench --big-file-mb 0 --json'.
+# benchmarks/run.py, one run of every figure issue 30 names: a generated corpus of BENCH_MB MB, the
+# shared real logs replicated to 170 and 700 MB (one worker, --privacy full against metadata_only),
+# 100 MB of small files, the exports' peak memory on both real sizes' stores, and append-to-queryable
+# latency under `sessiongraph watch` with WATCH_FILES files (benchmarks/README.md). BENCH_ARGS adds
+# flags, e.g. BENCH_ARGS='--real-dir ~/.cache/sg-real --watch-dir ~/.cache/sg-watch --json'.
 BENCH_MB ?= 1000
 BENCH_ARGS ?=
+WATCH_FILES ?= 100000
 $(VENV)/.bench-installed: $(BIN)/sessiongraph
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
@@ -53,14 +56,9 @@ $(VENV)/.bench-installed: $(BIN)/sessiongraph
 # one-appended-line and new-file costs at the largest (SCALE_ARGS: e.g. --workdir DIR --json).
 SCALE_SIZES ?= 100,400
 SCALE_ARGS ?=
-# Then benchmarks/watch_latency.py: append-to-queryable under `sessiongraph watch` with WATCH_FILES
-# files watched (WATCH_ARGS: e.g. --workdir DIR to keep the corpus and its store, --json).
-WATCH_FILES ?= 100000
-WATCH_ARGS ?=
 bench: $(VENV)/.bench-installed
-	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) $(BENCH_ARGS)
+	$(BIN)/python benchmarks/run.py --size $(BENCH_MB) --watch-files $(WATCH_FILES) $(BENCH_ARGS)
 	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)
-	$(BIN)/python benchmarks/watch_latency.py --files $(WATCH_FILES) $(WATCH_ARGS)
 
 bench-scale: $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/scale.py --sizes $(SCALE_SIZES) $(SCALE_ARGS)

@@ -1,13 +1,17 @@
-"""Benchmark sessiongraph ingest on three corpora and print a table for each (or --json).
+"""Benchmark sessiongraph: ingest on three kinds of corpus, the exports' memory and watch latency, one
+table for each corpus and one summary table of the figures issue 30 sets targets for (or --json).
 
-    python benchmarks/run.py --size 1000                  # the three corpora in a temp dir, deleted after
-    python benchmarks/run.py --corpus DIR --size 1000     # generate into DIR once, reuse it next time
-    python benchmarks/run.py --size 200 --big-file-mb 100 --skip loopmath --json
-    python benchmarks/run.py --size 0 --small-mb 0 --real-corpus DIR   # the real corpus only, kept in DIR
+    python benchmarks/run.py                              # make bench: everything, in a temp dir deleted after
+    python benchmarks/run.py --real-dir DIR               # real corpora in DIR/real-<MB>, made once, reused
+    python benchmarks/run.py --size 200 --big-file-mb 100 --skip loopmath,watch --json
+    python benchmarks/run.py --size 0 --small-mb 0 --real-mb 170 --skip exports,watch   # one real size only
 
 The corpora: ``generated`` (``gen.py``, ``--size`` MB), ``real`` (the shared real transcripts
-copied with fresh ids by ``replicate.py``, ``--real-mb`` MB) and ``small_files``
-(``repeat_samples.py``, ``--small-mb`` MB of tiny files). ``0`` skips one.
+copied with fresh ids by ``replicate.py``, at each size of ``--real-mb``, default 170 and 700 MB)
+and ``small_files`` (``repeat_samples.py``, ``--small-mb`` MB of tiny files). ``0`` skips one.
+Then the exports' peak memory on each real size's ``--privacy full`` store (``export_memory.py``)
+and their growth from the smallest size to the largest, and the append-to-queryable latency
+under ``sessiongraph watch`` with ``--watch-files`` files (``watch_latency.py``).
 
 Every measured step runs as its own child process under a fresh probe process (``run.py
 _probe``), which times it and, after reaping it, reads its own ``/proc/self/io`` and
@@ -17,10 +21,11 @@ Bytes read are ``rchar`` (every byte returned by read(2)-like calls, page cache 
 store's DuckDB reads count too); ``read_bytes`` only counts what missed the page cache, which
 on a freshly generated corpus is close to nothing.
 
-Steps, in order (``--skip`` names in brackets; the real corpus has no append and big steps, the
+Steps, in order (``--skip`` names in brackets; the real corpora have no append and big steps, the
 small-files corpus only the orjson, cold all-cores and warm steps):
 - [orjson] every line of every file through ``orjson.loads`` in one process: the parse floor
 - [ingest1w] cold ``sessiongraph ingest --workers 1`` into a fresh store
+- [privacy] (real corpora) the same with ``--privacy full``: its store is the exports' store
 - cold ``sessiongraph ingest`` with all cores into a fresh store (the base of the next steps)
 - [loopmath] cold ``sessiongraph export ocp`` of that store, and cold ``loopmath graph --all
   --no-cache --format ocp --logs CORPUS --workspace ...`` (every workspace of the corpus)
@@ -28,6 +33,9 @@ small-files corpus only the orjson, cold all-cores and warm steps):
 - [append] 1 MB of valid records appended to the largest Claude transcript, then ingest; the
   file is truncated back (and its mtime restored) afterwards
 - [big] one ``--big-file-mb`` Claude transcript alone, ingested into a fresh store
+- [exports] (after the corpora) each export of ``export_memory.EXPORTS`` on each real size's
+  ``--privacy full`` store, in a child of its own: peak RSS, wall seconds, growth ratio
+- [watch] ``watch_latency.latency``: ``--watch-appends`` appends with ``--watch-files`` files watched
 """
 
 from __future__ import annotations
@@ -51,11 +59,14 @@ import orjson
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-import gen  # noqa: E402 - the generators live next to this file
+import export_memory  # noqa: E402 - the generators and the other benchmarks live next to this file
+import gen  # noqa: E402
 import repeat_samples  # noqa: E402
 import replicate  # noqa: E402
+import watch_latency  # noqa: E402
 
-SKIPPABLE = ("orjson", "ingest1w", "loopmath", "warm", "append", "big")
+SKIPPABLE = ("orjson", "ingest1w", "privacy", "loopmath", "warm", "append", "big", "exports", "watch")
+REAL_MB = "170,700"  # the replicated real corpora's sizes (issue 30 measures at about these two)
 KEYS = (
     "corpus_mb",
     "files",
@@ -77,6 +88,11 @@ KEYS = (
     "peak_rss_mb",
     "big_file_mb",
     "big_file_peak_rss_mb",
+    "ingest_peak_rss_mb_1w",
+    "ingest_cpu_s_1w_full",
+    "ingest_peak_rss_mb_1w_full",
+    "ratio_full_vs_metadata_cpu",
+    "ratio_full_vs_metadata_rss",
 )
 APPEND_BYTES = 1_000_000
 
@@ -259,6 +275,7 @@ class Bench:
         self.rss: list[float] = []
         self.ingest_summary: dict = {}
         self.notes: list[str] = []  # what each tool built, under the table
+        self.full_store: Path | None = None  # the --privacy full store (privacy step), for the exports
 
     def row(self, step: str, m: dict, mb: float | None = None) -> None:
         rate = mb / m["seconds"] if mb else None
@@ -276,6 +293,8 @@ class Bench:
             self.orjson()
         if "ingest1w" not in self.skip:
             self.cold_one_worker()
+        if "privacy" not in self.skip:
+            self.privacy_full()
         store = self.cold_all()
         if "loopmath" not in self.skip:
             self.loopmath(store)
@@ -294,6 +313,13 @@ class Bench:
         oc, ic, lc = self.r["orjson_cpu_s"], self.r["ingest_cpu_s_1w"], self.r["loopmath_cpu_s"]
         self.r["ratio_vs_orjson_cpu"] = round(oc / ic, 3) if oc and ic else None
         self.r["ratio_vs_loopmath_1w_cpu"] = round(lc / ic, 2) if lc and ic else None
+        fc, fr, mr = (
+            self.r["ingest_cpu_s_1w_full"],
+            self.r["ingest_peak_rss_mb_1w_full"],
+            self.r["ingest_peak_rss_mb_1w"],
+        )
+        self.r["ratio_full_vs_metadata_cpu"] = round(fc / ic, 2) if fc and ic else None
+        self.r["ratio_full_vs_metadata_rss"] = round(fr / mr, 2) if fr and mr else None
         return self.r
 
     def orjson(self) -> None:
@@ -310,8 +336,19 @@ class Bench:
         m = self.ingest("ingest1w", self.work / "store-1w.duckdb", "--workers", "1")
         self.r["ingest_mb_s_1w"] = round(self.mb / m["seconds"], 1)
         self.r["ingest_cpu_s_1w"] = round(m["cpu_s"], 3)
+        self.r["ingest_peak_rss_mb_1w"] = round(m["peak_rss_mb"], 1)
         self.rss.append(m["peak_rss_mb"])
         self.row("ingest --workers 1 (cold)", m, self.mb)
+
+    def privacy_full(self) -> None:
+        """The one-worker cold ingest again under ``--privacy full``: its cost against
+        ``metadata_only`` (ingest1w), and the store the exports are measured on."""
+        say("ingest --workers 1 --privacy full (cold) ...")
+        self.full_store = self.work / "store-full.duckdb"
+        m = self.ingest("ingest1w-full", self.full_store, "--workers", "1", "--privacy", "full")
+        self.r["ingest_cpu_s_1w_full"] = round(m["cpu_s"], 3)
+        self.r["ingest_peak_rss_mb_1w_full"] = round(m["peak_rss_mb"], 1)
+        self.row("ingest --workers 1 --privacy full (cold)", m, self.mb)
 
     def cold_all(self) -> Path:
         cores = os.cpu_count() or 1
@@ -439,6 +476,11 @@ def table(b: Bench, source: str, plan: dict | None, expected_edges: dict | None 
         f"in CPU seconds: orjson / ingest --workers 1: {_num(r['ratio_vs_orjson_cpu'], 3)}; "
         f"loopmath / ingest --workers 1: {_num(r['ratio_vs_loopmath_1w_cpu'], 2)}",
     ]
+    if r["ingest_cpu_s_1w_full"] is not None:
+        lines.append(
+            f"--privacy full / metadata_only, one worker: CPU {_num(r['ratio_full_vs_metadata_cpu'], 2)}, "
+            f"peak RSS {_num(r['ratio_full_vs_metadata_rss'], 2)}"
+        )
     got = b.ingest_summary.get("edges_by_kind")
     if plan is not None:
         ok = "yes" if got == plan["edges_by_kind"] else f"NO: planted {plan['edges_by_kind']}, found {got}"
@@ -455,6 +497,98 @@ def _num(v: float | None, digits: int) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+# Issue 30's targets, as (what, key, target, met): the summary table's last columns.
+TARGETS = {
+    "orjson": ">= 0.30 at the largest size",
+    "loopmath": ">= 2.5 at the largest size",
+    "privacy_cpu": "<= 1.5",
+    "privacy_rss": "<= 1.5",
+    "export": "largest / smallest <= 1.3",
+    "watch": "median <= 1 s",
+}
+
+
+def summary(results: dict) -> tuple[list[dict], str]:
+    """The figures issue 30 names, from every part of the run: rows for JSON and a table."""
+    real = results.get("real") or {}
+    sizes = list(real)
+    rows: list[dict] = []
+
+    def add(figure: str, values: dict, target: str | None = None, met: bool | None = None) -> None:
+        rows.append({"figure": figure, "values": values, "target": target, "met": met})
+
+    def per_size(key: str) -> dict:
+        return {size: real[size].get(key) for size in sizes}
+
+    last = sizes[-1] if sizes else None
+    for figure, key, target, ok in (
+        ("orjson CPU / ingest CPU, one worker", "ratio_vs_orjson_cpu", "orjson", lambda v: v >= 0.30),
+        ("loopmath CPU / ingest CPU, one worker", "ratio_vs_loopmath_1w_cpu", "loopmath", lambda v: v >= 2.5),
+        ("--privacy full / metadata_only, CPU", "ratio_full_vs_metadata_cpu", "privacy_cpu", lambda v: v <= 1.5),
+        ("--privacy full / metadata_only, peak RSS", "ratio_full_vs_metadata_rss", "privacy_rss", lambda v: v <= 1.5),
+    ):
+        values = per_size(key)
+        if not any(v is not None for v in values.values()):
+            continue
+        judged = values[last] if target in ("orjson", "loopmath") else None
+        if target in ("privacy_cpu", "privacy_rss"):
+            met = all(ok(v) for v in values.values() if v is not None)
+        else:
+            met = ok(judged) if judged is not None else None
+        add(figure, values, TARGETS[target], met)
+    for name, by in (results.get("exports") or {}).items():
+        values = {size: by[size]["peak_rss_mb"] for size in sizes if size in by}
+        ratio = by.get("ratio")
+        label = "growth" if ratio is not None else None
+        add(
+            f"export {name}, peak RSS MB",
+            values | ({label: ratio} if label else {}),
+            TARGETS["export"],
+            None if ratio is None or name == "ocp" else ratio <= 1.3,
+        )
+    watch = results.get("watch")
+    if watch:
+        add(
+            f"watch: append -> queryable, median of {watch['appends']} ({watch['files']} files), s",
+            {"median": watch["median_s"], "p90": watch["p90_s"]},
+            TARGETS["watch"],
+            watch["median_s"] <= watch_latency.TARGET_MEDIAN_S,
+        )
+    width = 58
+    cols = sorted(
+        {k for r in rows for k in r["values"]}, key=lambda k: (k not in sizes, sizes.index(k) if k in sizes else 0, k)
+    )
+    head = f"{'figure':<{width}}" + "".join(f"{_col(c, sizes):>10}" for c in cols) + f"  {'target':<28} met"
+    lines = [f"issue 30 figures, {datetime.now(UTC):%Y-%m-%d}, one run", "", head]
+    for r in rows:
+        cells = "".join(f"{_fig(r['values'].get(c)):>10}" for c in cols)
+        met = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+        lines.append(f"{r['figure']:<{width}}{cells}  {r['target'] or '':<28} {met}")
+    return rows, "\n".join(lines)
+
+
+def _col(name: str, sizes: list[str]) -> str:
+    return f"{name} MB" if name in sizes else name
+
+
+def _fig(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}" if abs(v) < 1 else f"{v:.2f}"
+
+
+def _sizes(text: str) -> list[float]:
+    try:
+        sizes = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit(f"bad --real-mb {text!r}: sizes in MB separated by commas, e.g. {REAL_MB}") from None
+    return [x for x in sizes if x > 0]
+
+
+def _label(mb: float) -> str:
+    return f"{mb:g}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_probe"]:
@@ -468,11 +602,23 @@ def main(argv: list[str] | None = None) -> int:
         "--corpus", type=Path, help="use this generated corpus; an empty or missing folder is generated into and kept"
     )
     ap.add_argument("--big-file-mb", type=float, default=700, help="size of the one-transcript measurement (0: skip)")
-    ap.add_argument("--real-mb", type=float, default=160, help="replicated real corpus size in MB (0: skip it)")
-    ap.add_argument("--real-corpus", type=Path, help="use this replicated real corpus (made into it when empty)")
+    ap.add_argument(
+        "--real-mb",
+        default=REAL_MB,
+        help=f"replicated real corpus sizes in MB, comma-separated (default {REAL_MB}; 0: none)",
+    )
+    ap.add_argument(
+        "--real-dir", type=Path, help="the real corpora are DIR/real-<MB> (each made into it when empty, then kept)"
+    )
     ap.add_argument("--real-src", type=Path, action="append", help="trees to replicate (default: replicate.py's)")
     ap.add_argument("--small-mb", type=float, default=100, help="many-small-files corpus size in MB (0: skip it)")
     ap.add_argument("--small-corpus", type=Path, help="use this many-small-files corpus (made into it when empty)")
+    ap.add_argument("--watch-files", type=int, default=100_000, help="files under the watched root (0: skip watch)")
+    ap.add_argument("--watch-appends", type=int, default=20, help="appends timed under watch (the median is reported)")
+    ap.add_argument("--watch-dir", type=Path, help="keep the watch corpus and its store here (made once, reused)")
+    ap.add_argument(
+        "--watch-src", type=Path, action="append", help="claude-code and codex trees the watch corpus is cut from"
+    )
     ap.add_argument("--skip", default="", help=f"comma-separated steps to skip: {','.join(SKIPPABLE)}")
     ap.add_argument("--keep", action="store_true", help="keep the generated corpora and the stores")
     ap.add_argument("--workdir", type=Path, help="where the temp folder goes (default: the system temp dir)")
@@ -481,11 +627,14 @@ def main(argv: list[str] | None = None) -> int:
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if skip - set(SKIPPABLE):
         ap.error(f"unknown step(s) to skip: {', '.join(sorted(skip - set(SKIPPABLE)))}")
+    real_sizes = _sizes(args.real_mb)
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="sessiongraph-bench-", dir=args.workdir))
-    results: dict[str, dict | None] = {"generated": None, "real": None, "small_files": None}
+    results: dict = {"generated": None, "real": {}, "small_files": None, "exports": None, "watch": None}
     texts = []
+    full_stores: dict[str, Path] = {}  # real size -> its --privacy full store (the privacy step's)
+    corpora: dict[str, Path] = {}
     try:
         if args.size > 0:
             corpus, plan = args.corpus, None
@@ -494,20 +643,24 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"generating {args.size:g} MB into {corpus} ...")
                 plan = gen.generate(corpus, args.size, seed=args.seed)
                 say(f"  {plan['files']} files, {plan['mb']} MB in {plan['seconds']} s ({plan['mb_s']} MB/s)")
-            bench = Bench(corpus, work / "generated", skip, args.big_file_mb, args.seed)
+            bench = Bench(corpus, work / "generated", skip | {"privacy"}, args.big_file_mb, args.seed)
             results["generated"] = bench.run()
             texts.append(table(bench, f"generated, seed {args.seed}" if plan else f"given: {corpus}", plan))
-        if args.real_mb > 0:
-            corpus = args.real_corpus or work / "real"
+        for mb in real_sizes:
+            label = _label(mb)
+            corpus = (args.real_dir / f"real-{label}") if args.real_dir else work / f"real-{label}"
             if not _filled(corpus):
-                say(f"replicating real logs to {args.real_mb:g} MB into {corpus} ...")
+                say(f"replicating real logs to {mb:g} MB into {corpus} ...")
                 sources = args.real_src or [s for s in replicate.DEFAULT_SOURCES if s.is_dir()]
                 if not sources:
                     raise SystemExit("no real logs to replicate (../shared is absent): use --real-src or --real-mb 0")
-                done = replicate.replicate(sources, corpus, size_mb=args.real_mb)
+                done = replicate.replicate(sources, corpus, size_mb=mb)
                 say(f"  {done['copies']} copies, {done['files']} files, {done['bytes'] / 1e6:.1f} MB")
-            bench = Bench(corpus, work / "real-work", skip | {"append", "big"}, 0, args.seed, label="real")
-            results["real"] = bench.run()
+            corpora[label] = corpus
+            bench = Bench(corpus, work / f"real-{label}-work", skip | {"append", "big"}, 0, args.seed, label="real")
+            results["real"][label] = bench.run()
+            if bench.full_store is not None:
+                full_stores[label] = bench.full_store
             texts.append(
                 table(bench, f"replicate.py: {_copies(corpus)} copies", None, _edges_times_copies(corpus, bench))
             )
@@ -518,10 +671,21 @@ def main(argv: list[str] | None = None) -> int:
                 files = repeat_samples.log_files(repeat_samples.SAMPLES)
                 per_copy = sum(len(repeat_samples.Rewriter(0, set()).content(f.name, f.read_bytes())) for f in files)
                 repeat_samples.repeat(repeat_samples.SAMPLES, corpus, max(1, -(-int(args.small_mb * 1e6) // per_copy)))
-            small_skip = skip | {"ingest1w", "loopmath", "append", "big"}
+            small_skip = skip | {"ingest1w", "privacy", "loopmath", "append", "big"}
             bench = Bench(corpus, work / "small-work", small_skip, 0, args.seed, label="small_files")
             results["small_files"] = bench.run()
             texts.append(table(bench, f"repeat_samples.py --size-mb {args.small_mb:g}", None))
+        if "exports" not in skip and real_sizes:
+            results["exports"] = exports(corpora, full_stores, real_sizes, work)
+        if "watch" not in skip and args.watch_files > 0:
+            say(f"watch latency: {args.watch_appends} appends with {args.watch_files} files watched ...")
+            sources = tuple(args.watch_src) if args.watch_src else watch_latency.SOURCES
+            results["watch"] = watch_latency.latency(
+                args.watch_dir or work / "watch", args.watch_files, args.watch_appends, sources
+            )
+        rows, text = summary(results)
+        results["summary"] = rows
+        texts.append(text)
         text = "\n\n".join(texts)
         if args.json:  # the tables still go to stderr, for the record
             say(text)
@@ -534,6 +698,29 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def exports(corpora: dict[str, Path], full_stores: dict[str, Path], sizes: list[float], work: Path) -> dict:
+    """``export_memory.peaks`` on each real size's ``--privacy full`` store (the privacy step's;
+    made here, unmeasured, when that step was skipped), and the growth from the first size to the last."""
+    by_size = {}
+    for mb in sizes:
+        label = _label(mb)
+        db = full_stores.get(label)
+        if db is None:
+            db = work / f"real-{label}-work" / "store-full.duckdb"
+            if not db.exists():
+                say(f"ingest --privacy full of the {label} MB corpus for the exports (not measured) ...")
+                db.parent.mkdir(parents=True, exist_ok=True)
+                export_memory.cli(["ingest", str(corpora[label]), "--db", str(db), "--privacy", "full"], None)
+        say(f"exports of the {label} MB store ...")
+        by_size[label] = export_memory.peaks(db, work / "exports" / label, say=say)
+    labels = [_label(mb) for mb in sizes]
+    return (
+        export_memory.growth(by_size, labels[0], labels[-1])
+        if len(labels) > 1
+        else export_memory.growth(by_size, "", "")
+    )
 
 
 def _filled(folder: Path) -> bool:

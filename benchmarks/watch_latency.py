@@ -37,10 +37,14 @@ HEAD_BYTES = 4096
 TARGET_MEDIAN_S = 1.0
 
 
-def heads(out: Path) -> Path:
-    """The first lines of each shared Claude/Codex transcript, as a tree replicate.py copies."""
+SOURCES = (replicate.SHARED / "corpus" / "claude-code", replicate.SHARED / "corpus" / "codex")
+
+
+def heads(out: Path, sources: tuple[Path, ...] = SOURCES) -> Path:
+    """The first lines of each Claude/Codex transcript of ``sources`` (folders named
+    ``claude-code`` and ``codex``), as a tree replicate.py copies."""
     src = out / "heads"
-    for tree in (replicate.SHARED / "corpus" / "claude-code", replicate.SHARED / "corpus" / "codex"):
+    for tree in sources:
         for f in sorted(tree.rglob("*.jsonl")):
             kept, size = [], 0
             for line in f.read_bytes().splitlines(keepends=True):
@@ -54,13 +58,13 @@ def heads(out: Path) -> Path:
     return src
 
 
-def build(work: Path, files: int) -> tuple[Path, Path, dict]:
+def build(work: Path, files: int, sources: tuple[Path, ...] = SOURCES) -> tuple[Path, Path, dict]:
     corpus, db = work / f"corpus-{files}", work / f"store-{files}.duckdb"
     facts: dict = {}
     if not (corpus / ".done").exists():
         shutil.rmtree(corpus, ignore_errors=True)
         with tempfile.TemporaryDirectory(dir=work) as tmp:
-            src = heads(Path(tmp))
+            src = heads(Path(tmp), sources)
             trees = [src / "claude-code", src / "codex"]
             per_copy = sum(1 for t in trees for _ in t.rglob("*.jsonl"))
             facts["replicate"] = replicate.replicate(trees, corpus, copies=-(-files // per_copy))
@@ -100,25 +104,34 @@ def wait_for(db: Path, path: str, size: int, timeout_s: float = 120.0) -> float:
     raise TimeoutError(f"{path} not at {size} bytes in the store after {timeout_s:g}s")
 
 
-def transcripts(corpus: Path, n: int) -> list[Path]:
+def transcripts(corpus: Path, n: int, db: Path) -> list[Path]:
+    """``n`` Claude transcripts, each in another copy: per copy the first file of its
+    ``claude-code`` tree that the store holds a session of (a history file is no transcript)."""
+    import duckdb
+
     copies = sorted(p for p in corpus.iterdir() if p.is_dir())
     out = []
-    for copy in copies[:: max(1, len(copies) // n)][:n]:
-        out.append(min((copy / "claude-code").rglob("*.jsonl")))
-    return [Path(os.path.realpath(p)) for p in out]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for copy in copies[:: max(1, len(copies) // n)][:n]:
+            prefix = os.path.realpath(copy / "claude-code") + os.sep
+            row = con.execute(
+                "SELECT min(source_path) FROM sessions WHERE starts_with(source_path, ?)", [prefix]
+            ).fetchone()
+            if row and row[0]:
+                out.append(Path(row[0]))
+    finally:
+        con.close()
+    return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workdir", type=Path, help="where the corpus and store go (kept); default a temp folder")
-    ap.add_argument("--files", type=int, default=100_000)
-    ap.add_argument("--appends", type=int, default=20)
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
-    args = ap.parse_args(argv)
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="sg-watch-"))
+def latency(work: Path, files: int = 100_000, appends: int = 20, sources: tuple[Path, ...] = SOURCES) -> dict:
+    """Build (or reuse) the corpus and store of ``files`` files under ``work``, watch it, and time
+    ``appends`` appends until queryable: the figures ``main`` prints (``run.py`` calls this)."""
     work.mkdir(parents=True, exist_ok=True)
-    corpus, db, facts = build(work, args.files)
+    corpus, db, facts = build(work, files, sources)
     n_files = sum(1 for _ in corpus.rglob("*.jsonl"))
+    paths = transcripts(corpus, appends, db)
     watch = subprocess.Popen(
         [sys.executable, "-m", "sessiongraph", "watch", str(corpus), "--db", str(db), "--json"],
         stdout=subprocess.PIPE,
@@ -132,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             if json.loads(line).get("event") == "watching":
                 break
         facts["catch_up_s"] = round(time.monotonic() - t0, 2)
-        for path in transcripts(corpus, args.appends):
+        for path in paths:
             data = path.read_bytes()
             last = data.splitlines(keepends=True)[-1]
             t = time.monotonic()
@@ -146,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         out, _ = watch.communicate(timeout=120)
         batches = [json.loads(line) for line in out.splitlines() if line.strip()]
     latencies.sort()
-    result = {
+    return {
         "files": n_files,
         "appends": len(latencies),
         "median_s": round(statistics.median(latencies), 3),
@@ -159,6 +172,18 @@ def main(argv: list[str] | None = None) -> int:
         **facts,
         "target_median_s": TARGET_MEDIAN_S,
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", type=Path, help="where the corpus and store go (kept); default a temp folder")
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--appends", type=int, default=20)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="sg-watch-"))
+    result = latency(work, args.files, args.appends)
+    n_files = result["files"]
     if args.json:
         print(json.dumps(result))
     else:

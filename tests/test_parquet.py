@@ -381,3 +381,78 @@ def test_commits_table(out):
         ("codex", "2026-01", "run_a693128f71d49205", "commit", "git_commit_output", "9c8b7a6", None),
     ]
     assert set(got["tier"]) == {"verified"} and got["in_branch"].null_count() == got.height
+
+
+def test_tables_are_read_in_chunks_with_the_same_files(store, out, tmp_path, monkeypatch):
+    """Every table without text read a chunk at a time (tiny chunks, a few partitions per read,
+    files of a few rows): the same files, rows and content hashes as the export of whole tables,
+    and no read of the store returns a whole table: at most a chunk, one session's steps or a
+    table of a row per file, session or run."""
+    from sessiongraph.dataset import parquet
+    from sessiongraph.dataset import tables as dataset
+
+    heights: list[int] = []
+    real = Store.query
+
+    def counting(self, sql, params=None):
+        df = real(self, sql, params)
+        heights.append(df.height)
+        return df
+
+    monkeypatch.setattr(dataset, "CHUNK_ROWS", 40)
+    monkeypatch.setattr(dataset, "MAX_PIECES", 3)
+    monkeypatch.setattr(Store, "query", counting)
+    chunked = export_parquet(tmp_path / "chunked", db=str(store))
+    monkeypatch.setattr(Store, "query", real)
+    steps, per_session, per_file = store_rows(
+        store,
+        "SELECT (SELECT count(*) FROM steps), (SELECT max(n) FROM (SELECT count(*) AS n FROM steps GROUP BY session_id)),"
+        " (SELECT count(*) FROM sessions)",
+    ).row(0)
+    bound = max(40, per_session, per_file)
+    assert bound < steps / 2 and max(heights) <= bound
+    assert stored_hashes(tmp_path / "chunked") == stored_hashes(out)
+    for rel, p in files(out).items():
+        assert pl.read_parquet(p).equals(pl.read_parquet(tmp_path / "chunked" / rel)), rel
+    # a partition over ROWS_PER_FILE rows spans part-0, part-1 ...: the same rows, in order
+    monkeypatch.setattr(parquet, "ROWS_PER_FILE", 25)
+    split = export_parquet(tmp_path / "split", db=str(store))
+    assert split.rows == chunked.rows
+    parts = files(tmp_path / "split")
+    assert any(rel.endswith("part-1.parquet") for rel in parts)
+    for rel, p in files(out).items():
+        folder = (tmp_path / "split" / rel).parent
+        pieces = [pl.read_parquet(folder / f"part-{i}.parquet") for i in range(len(list(folder.glob("*.parquet"))))]
+        assert all(x.height <= 25 for x in pieces)
+        assert pl.read_parquet(p).equals(pl.concat(pieces)), rel
+
+
+def test_chunked_tables_equal_each_table_read_whole(store, tmp_path, monkeypatch):
+    """The reference is what `export parquet` did before it read in chunks: each table's query
+    whole, its rows sorted once, then cut by partition. Under tiny chunks (many pieces of one
+    partition, several partitions per read) every partition's files hold those rows in that order."""
+    from sessiongraph.dataset import tables as dataset
+
+    chunk = 4
+    monkeypatch.setattr(dataset, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(dataset, "MAX_PIECES", 2)
+    cut: set[str] = set()  # tables with a partition read in three pieces or more
+    for privacy in ("metadata_only", "full"):
+        got = tmp_path / privacy
+        export_parquet(got, db=str(store), privacy=privacy)
+        with Store(store, read_only=True) as s:
+            for name, read in dataset._reads(privacy).items():
+                df = s.query(read.sql)
+                df = read.finish(df) if read.finish is not None else df
+                df = dataset._conform(dataset._part(df, read.ts, *read.order), dataset.schema(name, privacy))
+                want = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True)
+                assert want, name
+                if max(p.height for p in want.values()) > 2 * chunk:
+                    cut.add(name)
+                folders = sorted(p for p in (got / name).glob("harness=*/month=*") if p.is_dir())
+                assert [(f.parent.name[8:], f.name[6:]) for f in folders] == sorted(want), name
+                for (harness, month), rows in want.items():
+                    folder = got / name / f"harness={harness}" / f"month={month}"
+                    written = pl.read_parquet(sorted(folder.glob("*.parquet")))
+                    assert written.equals(rows.drop("_harness", "_month")), (name, harness, month)
+    assert {"edges", "usage", "steps", "outcomes"} <= cut

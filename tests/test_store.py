@@ -173,3 +173,25 @@ def test_a_writer_appends_row_groups_of_its_own_size(tmp_path, monkeypatch):
         ).fetchall()
         assert store.con.execute("SELECT sum(n) FROM numbers").fetchall() == [(sum(range(10000)),)]
     assert len(groups) == 5 and max(n for _, n in groups) == 2048
+
+
+def test_a_capped_read_raises_its_cap_for_a_query_that_needs_more(tmp_path):
+    """Store.capped: DuckDB's memory_limit is the cap inside the block and as before after it; a
+    query that needs more than the cap (a read-only store cannot spill) runs again with the cap
+    doubled until it fits, with the same rows as uncapped; a wrong query still fails clearly."""
+    from sessiongraph.errors import SessiongraphError
+
+    db = tmp_path / "s.duckdb"
+    ingest([str(SAMPLES)], db=str(db), workers=1, privacy="full")
+    sql = "SELECT session_id, seq, text FROM texts ORDER BY text DESC, session_id, seq"
+    limit = "SELECT current_setting('memory_limit')"
+    with Store(db, read_only=True) as s:
+        before = s.query(limit).item()
+        whole = s.query(sql)
+        with s.capped(1):
+            assert s.query(limit).item() == "1.0 MiB"
+            assert s.query(sql).equals(whole) and whole.height > 100
+            assert s.query(limit).item() != "1.0 MiB"  # raised, and kept for the block
+            with pytest.raises(SessiongraphError, match="query failed"):
+                s.query("SELECT no_such_column FROM texts")
+        assert s.query(limit).item()[:2] == before[:2]

@@ -367,3 +367,27 @@ def test_commit_labels(out):
     ]
     assert rows["commits_in_branch"].null_count() == rows.height  # only `ingest --git` could tell
     assert rows.filter(pl.col("n_commits") == 0)["commits_tier"].null_count() == rows.height - 2
+
+
+def test_a_groups_rowid_condition_holds_all_its_rows(store):
+    """batches.RowIndex: for any set of sessions, the rowid condition keeps every one of their
+    steps and texts (it only spares DuckDB the other blocks), also when the ranges of many
+    sessions are joined to at most MAX_RANGES terms."""
+    from sessiongraph.dataset import messages
+    from sessiongraph.store import batches
+
+    with Store(store, read_only=True) as s:
+        index = messages.row_index(s)
+        ids = s.query("SELECT DISTINCT session_id FROM texts ORDER BY 1")["session_id"].to_list()
+        assert len(ids) > 10
+        for group in (ids[:1], ids[::3], ids):
+            for table in messages.STEP_TABLES:
+                cond = index.where(table, group)
+                assert cond.count("BETWEEN") <= batches.MAX_RANGES
+                with batches.restricted(s, "_g", "session_id", group):
+                    mine = f"SELECT count(*) FROM {table} WHERE session_id IN (SELECT session_id FROM _g)"
+                    assert s.query(f"{mine} AND {cond}").item() == s.query(mine).item() > 0
+        assert batches.rowid_condition([]) == "FALSE"
+        assert batches.rowid_condition([(0, 5), (6, 9), (10_000, 10_001)]) == (
+            "(rowid BETWEEN 0 AND 9 OR rowid BETWEEN 10000 AND 10001)"
+        )

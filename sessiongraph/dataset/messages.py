@@ -40,14 +40,25 @@ GROUP BY s.session_id HAVING bool_and(f.privacy = 'full')
 # The sessions ``build`` gives a row: those with text and at least one step (no text read).
 CONVERSED = f"SELECT DISTINCT session_id FROM steps WHERE session_id IN ({_WITH_TEXT})"
 
+# {steps_rows} and {texts_rows}: conditions on the two tables' rowid that let DuckDB read only a
+# group's blocks (batches.RowIndex); TRUE reads them whole.
 _STEPS = """
 SELECT s.session_id, s.role, s.kind, s.call_id, s.tool, s.is_error, s.content_sha256, t.text, t.cut_chars
-FROM steps s
-LEFT JOIN texts t USING (source_path, session_id, seq)
+FROM (SELECT * FROM steps WHERE {steps_rows}) s
+LEFT JOIN (SELECT * FROM texts WHERE {texts_rows}) t USING (source_path, session_id, seq)
 LEFT JOIN (SELECT source_path, min(started_at) AS started_at FROM sessions GROUP BY source_path) f USING (source_path)
 WHERE s.session_id IN ({with_text}){only}
 ORDER BY s.session_id, f.started_at NULLS LAST, s.source_path, s.seq
 """
+
+# The tables a group's conversations are read from (batches.RowIndex of them: ``row_index``).
+STEP_TABLES = ("steps", "texts")
+
+
+def row_index(store: Store) -> batches.RowIndex:
+    """Where each session's steps and texts lie: read once, then each group reads its own blocks."""
+    return batches.RowIndex(store, STEP_TABLES)
+
 
 # The call that spawned or launched each session, and that call's step in its parent.
 _SPAWNS = """
@@ -127,16 +138,24 @@ def build(
     *,
     only: list[str] | None = None,
     context: tuple[pl.DataFrame, ...] | None = None,
+    rows: batches.RowIndex | None = None,
 ) -> pl.DataFrame:
     """One row per session with text: labels (from ``dataset.session_tables``) and messages, with
     the ``_harness`` partition key. ``only``: just these sessions (one group of an export that
-    reads the store run group by run group); ``context``: :func:`labels`, read once for all groups."""
+    reads the store run group by run group); ``context``: :func:`labels`, read once for all groups;
+    ``rows``: :func:`row_index`, so that a group reads only its sessions' blocks."""
     if only is None:
-        steps = store.query(_STEPS.format(with_text=_WITH_TEXT, only=""))
+        steps = store.query(_STEPS.format(with_text=_WITH_TEXT, only="", steps_rows="TRUE", texts_rows="TRUE"))
     else:
+        where = {t: rows.where(t, only) if rows is not None else "TRUE" for t in STEP_TABLES}
         with restricted(store, "_only_sessions", "session_id", only):
             steps = store.query(
-                _STEPS.format(with_text=_WITH_TEXT, only=" AND s.session_id IN (SELECT session_id FROM _only_sessions)")
+                _STEPS.format(
+                    with_text=_WITH_TEXT,
+                    only=" AND s.session_id IN (SELECT session_id FROM _only_sessions)",
+                    steps_rows=where["steps"],
+                    texts_rows=where["texts"],
+                )
             )
     convo = _conversations(steps)
     del steps  # the step text is in the messages now: hold it once
@@ -166,8 +185,11 @@ def build_grouped(
     keyed = keyed.with_columns(_run=pl.coalesce("run_id", "session_id"))
     members = dict(keyed.group_by("_run").agg(pl.col("session_id")).sort("_run").iter_rows())
     context = labels(store, attempts)
+    rows = row_index(store)
     parts = [
-        build(store, sessions, attempts, only=[sid for key in group for sid in members[key]], context=context)
+        build(
+            store, sessions, attempts, only=[sid for key in group for sid in members[key]], context=context, rows=rows
+        )
         for group in batches.groups(members, batches.text_bytes(store), batch_bytes)
     ]
     return pl.concat(parts) if parts else build(store, sessions, attempts, only=[], context=context)

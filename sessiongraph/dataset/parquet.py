@@ -13,10 +13,11 @@ partition that no longer has rows is deleted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import cast
 
@@ -32,7 +33,7 @@ from sessiongraph.dataset import tables as dataset
 from sessiongraph.dataset.tables import SCHEMA_VERSION, TABLES, arrow_schema
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.ingest.frames import PROFILES
-from sessiongraph.store import Store
+from sessiongraph.store import Store, batches
 from sessiongraph.version import __version__
 
 KEY_VERSION = b"sessiongraph.schema_version"
@@ -79,27 +80,38 @@ def export_parquet(
     db: str | None = None,
     privacy: str = "metadata_only",
 ) -> ParquetSummary:
-    """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``."""
+    """Write the store at ``db`` as a Hive-partitioned Parquet dataset under ``out``.
+
+    Each table is read partition by partition and a partition chunk by chunk (``tables.Dataset``,
+    the trajectories in groups of sessions): what is held at once is one chunk, the tables of a
+    row per session, file or run, and DuckDB's capped cache (``batches.EXPORT_MEMORY_MB``)."""
     if privacy not in PROFILES:
         raise SessiongraphError(f"unknown privacy profile {privacy!r}; use one of {', '.join(PROFILES)}")
-    with Store(db, read_only=True) as store:
-        tables = dataset.build(store, privacy=privacy, streamed=True)
-        streamed = {"trajectories": dataset.trajectory_partitions(store)} if privacy == "full" else {}
-        summary = write(tables, out, privacy=privacy, streamed=streamed)
-    unpriced = tables["usage"].filter(pl.col("usd").is_null()).group_by("model").len().sort("model")
+    with Store(db, read_only=True) as store, store.capped(batches.EXPORT_MEMORY_MB):
+        summary = write(dataset.Dataset(store, privacy), out, privacy=privacy)
+        unpriced = dataset.unpriced(store)
     summary.unpriced_models = {m or "(none)": n for m, n in unpriced.iter_rows()}
     return summary
 
 
 def content_hash(table: str, privacy: str, rows: pl.DataFrame) -> str:
     """sha256 of a partition's schema and rows (in their fixed order), as NDJSON."""
+    h = _hasher(table, privacy)
+    _hash_rows(h, rows)
+    return h.hexdigest()
+
+
+def _hasher(table: str, privacy: str):  # -> hashlib's sha256 object (no public type for it)
     h = hashlib.sha256()
     h.update(f"{SCHEMA_VERSION}\x1f{table}\x1f{privacy}\x1f{arrow_schema(table, privacy)}\n".encode())
+    return h
+
+
+def _hash_rows(h, rows: pl.DataFrame) -> None:
     # bounded memory on a large partition: slices of HASH_ROWS rows, fewer when rows are wide
     # (trajectories); the NDJSON, hence the hash, is the same however the rows are sliced
     for chunk in rows.iter_slices(_slice_rows(rows)):
         h.update(chunk.write_ndjson().encode("utf-8"))
-    return h.hexdigest()
 
 
 def _slice_rows(rows: pl.DataFrame) -> int:
@@ -120,58 +132,103 @@ def _meta(name: str, privacy: str, digest: str) -> dict[bytes, bytes]:
     }
 
 
-def write(
-    tables: dict[str, pl.DataFrame],
-    out: str | os.PathLike,
-    *,
-    privacy: str,
-    streamed: dict[str, Iterator[tuple[str, str, Iterator[pl.DataFrame]]]] | None = None,
-) -> ParquetSummary:
-    """Write ``tables`` (from ``dataset.build``) under ``out``, rewriting only changed partitions.
-    A ``streamed`` table comes partition by partition in slices (``dataset.trajectory_partitions``)."""
+def write(data: dataset.Dataset, out: str | os.PathLike, *, privacy: str) -> ParquetSummary:
+    """Write every table of ``data`` under ``out``, rewriting only changed partitions (a table
+    not built, trajectories under metadata_only, loses its old files)."""
     fs, base = filesystem(out)
     summary = ParquetSummary(out=os.fspath(out), privacy=privacy)
     fs.create_dir(base, recursive=True)
-    for name in TABLES:  # a table not built (trajectories under metadata_only) loses its old files
-        if streamed and name in streamed:
-            _write_streamed(fs, base, name, privacy, streamed[name], summary)
-            continue
-        df = tables.get(name, pl.DataFrame())
-        target = arrow_schema(name, privacy)
-        existing = _files(fs, f"{base}/{name}")
-        keep: set[str] = set()
-        parts = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if df.height else {}
-        for (harness, month), part in sorted(parts.items()):
-            folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
-            rows = part.drop("_harness", "_month")
-            digest = content_hash(name, privacy, rows)
-            n_files = max(1, -(-rows.height // ROWS_PER_FILE))
-            paths = [f"{folder}/part-{i}.parquet" for i in range(n_files)]
-            keep.update(paths)
-            in_folder = {p for p in existing if posixpath.dirname(p) == folder}
-            if in_folder == set(paths) and all(_stored_hash(fs, p) == digest for p in paths):
-                summary.partitions_unchanged += 1
-                continue
-            fs.create_dir(folder, recursive=True)
-            meta = _meta(name, privacy, digest)
-            for i, path in enumerate(paths):
-                chunk = rows.slice(i * ROWS_PER_FILE, ROWS_PER_FILE)
-                tmp = path + ".tmp"
-                with (
-                    fs.open_output_stream(tmp) as sink,
-                    pq.ParquetWriter(sink, target.with_metadata(meta), compression="zstd") as writer,
-                ):
-                    # a row group of about HASH_BYTES at a time: one Arrow copy of a slice, not the file
-                    for piece in chunk.iter_slices(_slice_rows(chunk)):
-                        writer.write_table(piece.to_arrow().cast(target))
-                fs.move(tmp, path)  # a reader never sees half a file
-            summary.partitions_written += 1
-        summary.rows[name] = df.height
-        for stale in sorted(set(existing) - keep):
-            fs.delete_file(stale)
-            summary.files_removed += 1
-        _prune_empty(fs, f"{base}/{name}")
+    for name in TABLES:
+        if name == "trajectories":
+            parts = dataset.trajectory_partitions(data) if privacy == "full" else iter(())
+            _write_streamed(fs, base, name, privacy, parts, summary)
+        else:
+            _write_table(fs, base, name, privacy, data.partitions(name), summary)
     return summary
+
+
+def _write_table(
+    fs: pafs.FileSystem,
+    base: str,
+    name: str,
+    privacy: str,
+    partitions: Iterator[tuple[str, str, Callable[[], Iterator[pl.DataFrame]]]],
+    summary: ParquetSummary,
+) -> None:
+    """Each partition read twice, a chunk at a time: once for its content hash, and again to
+    write it only when the hash differs from the stored files' (an unchanged file is not touched)."""
+    target = arrow_schema(name, privacy)
+    existing = _files(fs, f"{base}/{name}")
+    keep: set[str] = set()
+    total = 0
+    for harness, month, chunks in partitions:
+        folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+        h = _hasher(name, privacy)
+        n = 0
+        for part in chunks():
+            rows = part.drop("_harness", "_month")
+            n += rows.height
+            _hash_rows(h, rows)
+            del rows, part
+        digest = h.hexdigest()
+        total += n
+        paths = [f"{folder}/part-{i}.parquet" for i in range(max(1, -(-n // ROWS_PER_FILE)))]
+        keep.update(paths)
+        in_folder = {p for p in existing if posixpath.dirname(p) == folder}
+        if in_folder == set(paths) and all(_stored_hash(fs, p) == digest for p in paths):
+            summary.partitions_unchanged += 1
+            continue
+        fs.create_dir(folder, recursive=True)
+        _write_files(fs, paths, target.with_metadata(_meta(name, privacy, digest)), chunks())
+        summary.partitions_written += 1
+    summary.rows[name] = total
+    for stale in sorted(set(existing) - keep):
+        fs.delete_file(stale)
+        summary.files_removed += 1
+    _prune_empty(fs, f"{base}/{name}")
+
+
+def _write_files(fs: pafs.FileSystem, paths: list[str], target: pa.Schema, chunks: Iterator[pl.DataFrame]) -> None:
+    """A partition's rows into ``paths`` in order, ROWS_PER_FILE rows a file, a row group of
+    about HASH_BYTES at a time (one Arrow copy of a slice, never the file); each file is written
+    beside its path and renamed when complete, so a reader never sees half a file."""
+    files = iter(paths)
+    path: str | None = None
+    sink = writer = None
+    in_file = 0
+
+    def close() -> None:
+        if writer is not None and sink is not None and path is not None:
+            writer.close()
+            sink.close()
+            fs.move(path + ".tmp", path)
+
+    try:
+        for part in chunks:
+            rows = part.drop("_harness", "_month")
+            for piece in rows.iter_slices(_slice_rows(rows)):
+                while piece.height:
+                    if writer is None or in_file == ROWS_PER_FILE:
+                        close()
+                        path = next(files)
+                        sink = fs.open_output_stream(path + ".tmp")
+                        writer = pq.ParquetWriter(sink, target, compression="zstd")
+                        in_file = 0
+                    take = piece.slice(0, ROWS_PER_FILE - in_file)
+                    writer.write_table(take.to_arrow().cast(target))
+                    in_file += take.height
+                    piece = piece.slice(take.height)
+            del rows, part
+        if writer is None:  # a partition of no rows (it has none: a partition has a row)
+            path = next(files)
+            sink = fs.open_output_stream(path + ".tmp")
+            writer = pq.ParquetWriter(sink, target, compression="zstd")
+        close()
+    except BaseException:
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+        raise
 
 
 def _write_streamed(

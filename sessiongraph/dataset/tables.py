@@ -13,7 +13,8 @@ row names its attempt as a usage row does (``source_path`` and ``attempt``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -483,9 +484,8 @@ FROM file_events f JOIN run_sessions m USING (session_id) WHERE f.op = 'write' A
 """
 
 
-def session_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(sessions, attempts, usage) with their run membership, tokens and dollars, not yet partitioned."""
-    usage = store.query(_USAGE)
+def session_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(sessions, attempts) with their run membership, tokens and dollars, not yet partitioned."""
     sums = ", ".join(f"sum({t})::BIGINT AS {t}" for t in TOKENS)
     attempts = _attempts(store.query(_ATTEMPTS), store.query(_ATTEMPT_USAGE.format(sums=sums)))
     sessions = _sessions(
@@ -498,47 +498,245 @@ def session_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFra
         ),
         attempts,
     )
-    return sessions, attempts, usage
+    return sessions, attempts
 
 
-def build(store: Store, *, privacy: str = "metadata_only", streamed: bool = False) -> dict[str, pl.DataFrame]:
-    """Every dataset table, with ``_harness``/``_month`` partition keys, rows in a fixed order
-    (``trajectories`` only under ``full``, and not with ``streamed``: see trajectory_partitions)."""
-    sessions, attempts, usage = session_tables(store)
-    edges = store.query(
-        _EDGES.format(
-            text=", c.command, c.description" if privacy == "full" else "",
-            calls=_EDGE_CALLS if privacy == "full" else "",
-        )
+# Rows of a table without text read from the store at once: a chunk, which the writer hashes and
+# writes before it reads the next (the Parquet export's memory is one chunk, not the table).
+CHUNK_ROWS = 20_000
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A table read from the store chunk by chunk: ``sql`` gives its rows (with ``_harness``),
+    ``ts`` is the column whose UTC month partitions them and ``order`` their order in a partition;
+    ``finish`` completes a chunk's rows in polars."""
+
+    sql: str
+    ts: str
+    order: tuple[str, ...]
+    finish: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+
+
+def _masked(edges: pl.DataFrame) -> pl.DataFrame:
+    # masked at ingest already, unless the store was written before masking
+    return edges.with_columns(pl.col("command", "description").map_elements(mask, return_dtype=pl.String))
+
+
+def _artifact_ids(artifacts: pl.DataFrame) -> pl.DataFrame:
+    key = pl.concat_str([pl.col("path"), pl.col("version").cast(pl.String)], separator="\x1f")
+    return artifacts.with_columns(artifact_id=stable_id("a_", key))
+
+
+def _edges_sql(privacy: str) -> str:
+    return _EDGES.format(
+        text=", c.command, c.description" if privacy == "full" else "",
+        calls=_EDGE_CALLS if privacy == "full" else "",
     )
-    if privacy == "full":  # masked at ingest already, unless the store was written before masking
-        edges = edges.with_columns(pl.col("command", "description").map_elements(mask, return_dtype=pl.String))
-    runs = store.query("SELECT *, root_harness AS _harness FROM runs")
-    tables = {
-        "runs": _part(runs, "started_at", "run_id"),
-        "sessions": _part(sessions, "started_at", "session_id"),
-        "attempts": _part(attempts, "started_at", "session_id", "n"),
-        "edges": _part(edges, "ts", "edge_id", "src", "dst"),
-        "artifacts": _part(
-            store.query(_ARTIFACTS).with_columns(
-                artifact_id=stable_id(
-                    "a_", pl.concat_str([pl.col("path"), pl.col("version").cast(pl.String)], separator="\x1f")
-                )
-            ),
-            "ts",
-            "path",
-            "version",
-        ),
-        "usage": _part(usage, "ts", "session_id", "source_path", "line", "message_id"),
-        "outcomes": _part(store.query(_OUTCOMES), "ts", *OUTCOMES),
-        "run_features": _part(_run_features(store, runs, sessions, edges, usage), "started_at", "run_id"),
-        "steps": _part(store.query(_STEPS), "_start", "session_id", "source_path", "seq"),
-        "commits": _part(store.query(_COMMITS), "ts", "session_id", "source_path", "line", "kind", "pr_url"),
+
+
+def _reads(privacy: str) -> dict[str, _Read]:
+    return {
+        "edges": _Read(_edges_sql(privacy), "ts", ("edge_id", "src", "dst"), _masked if privacy == "full" else None),
+        "artifacts": _Read(_ARTIFACTS, "ts", ("path", "version"), _artifact_ids),
+        "usage": _Read(_USAGE, "ts", ("session_id", "source_path", "line", "message_id")),
+        "outcomes": _Read(_OUTCOMES, "ts", tuple(OUTCOMES)),
+        "steps": _Read(_STEPS, "_start", ("session_id", "source_path", "seq")),
+        "commits": _Read(_COMMITS, "ts", ("session_id", "source_path", "line", "kind", "pr_url")),
     }
-    if privacy == "full" and not streamed:
-        traj = messages.build_grouped(store, sessions, attempts)
-        tables["trajectories"] = _part(traj, "started_at", "session_id")
-    return {name: _conform(df, schema(name, privacy)) for name, df in tables.items()}
+
+
+# A row's partition as SQL: its harness as the folder names it, and its UTC month as a number
+# (the folder's name is polars' spelling of it, from _part, so both say the same month).
+_HARNESS = "coalesce(_harness, 'unknown')"
+_MONTH = "(year(timezone('UTC', {ts})) * 12 + month(timezone('UTC', {ts})))"
+# Each partition's values of the first order key, with their rows: where the chunks are cut.
+_KEYS = """
+SELECT {harness} AS h, {month} AS mi, min({ts}) AS at, {lead} AS k, count(*) AS n
+FROM ({sql}) GROUP BY ALL
+"""
+
+Chunks = Callable[[], Iterator[pl.DataFrame]]
+
+
+class Dataset:
+    """The dataset's tables read from a store partition by partition, and a partition chunk by
+    chunk (:meth:`partitions`). What several tables need (sessions, attempts, runs: a row per
+    session, file or run, no text) is read once and held."""
+
+    def __init__(self, store: Store, privacy: str = "metadata_only") -> None:
+        self.store, self.privacy = store, privacy
+        self.sessions, self.attempts = session_tables(store)
+        self.runs = store.query("SELECT *, root_harness AS _harness FROM runs")
+
+    def partitions(self, name: str, chunk_rows: int | None = None) -> Iterator[tuple[str, str, Chunks]]:
+        """``name``'s partitions, sorted, each as (harness, month, chunks): ``chunks()`` yields its
+        rows in order, a chunk at a time (and may be called again for the same rows)."""
+        sch = schema(name, self.privacy)
+        whole = self._whole(name)
+        if whole is not None:
+            df = _conform(whole, sch)
+            parts = df.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if df.height else {}
+            for (harness, month), part in sorted(parts.items()):
+                yield str(harness), str(month), _once(part)
+            return
+        read = _reads(self.privacy)[name]
+        yield from self._chunked(read, sch, chunk_rows or CHUNK_ROWS)
+
+    def table(self, name: str) -> pl.DataFrame:
+        """The whole table (all partitions), rows in its order."""
+        whole = self._whole(name)
+        if whole is not None:
+            return _conform(whole, schema(name, self.privacy))
+        read = _reads(self.privacy)[name]
+        parts = [chunk for _, _, chunks in self.partitions(name) for chunk in chunks()]
+        if not parts:
+            return self._finish(
+                self.store.query(f"SELECT * FROM ({read.sql}) LIMIT 0"), read, schema(name, self.privacy)
+            )
+        return pl.concat(parts).sort(*read.order, nulls_last=True, maintain_order=True)
+
+    def _whole(self, name: str) -> pl.DataFrame | None:
+        """The tables of a row per run, session or file, built whole; None for the others."""
+        if name == "runs":
+            return _part(self.runs, "started_at", "run_id")
+        if name == "sessions":
+            return _part(self.sessions, "started_at", "session_id")
+        if name == "attempts":
+            return _part(self.attempts, "started_at", "session_id", "n")
+        if name == "run_features":
+            return _part(_run_features(self.store, self.runs, self.sessions), "started_at", "run_id")
+        return None
+
+    def _finish(self, df: pl.DataFrame, read: _Read, sch: pl.Schema) -> pl.DataFrame:
+        if read.finish is not None:
+            df = read.finish(df)
+        return _conform(_part(df, read.ts, *read.order), sch)
+
+    def _chunked(self, read: _Read, sch: pl.Schema, chunk_rows: int) -> Iterator[tuple[str, str, Chunks]]:
+        """A partition larger than ``chunk_rows`` is cut into pieces (runs of consecutive values
+        of the first order key); small partitions and pieces are packed into reads of at most
+        ``chunk_rows`` rows, one query each, held until the next read is needed (the writer's
+        second pass over a partition finds its read still there when the partition fits one)."""
+        lead = read.order[0]
+        month = _MONTH.format(ts=read.ts)
+        keys = self.store.query(_KEYS.format(harness=_HARNESS, month=month, ts=read.ts, lead=lead, sql=read.sql))
+        if not keys.height:
+            return
+        keys = keys.with_columns(m=pl.col("at").cast(TS).dt.strftime("%Y-%m").fill_null(UNKNOWN))
+        # one name per partition (every row of a harness and month number has the month's name)
+        names = keys.group_by("h", "mi").agg(pl.col("m").min(), pl.col("n").sum())
+        pieces: list[list[_Piece]] = []  # per partition, in order
+        for h, mi, m, n in sorted(names.iter_rows(), key=lambda r: (r[0], r[2])):
+            if n <= chunk_rows:
+                pieces.append([_Piece(h, mi, m, n)])
+                continue
+            part = keys.filter((pl.col("h") == h) & pl.col("mi").eq_missing(mi))
+            part = part.group_by("k").agg(pl.col("n").sum()).sort("k", nulls_last=True)
+            pieces.append(
+                [
+                    _Piece(h, mi, m, rows, (lo, hi))
+                    for lo, hi, rows in _cut(part["k"].to_list(), part["n"].to_list(), chunk_rows)
+                ]
+            )
+        reads: list[list[_Piece]] = [[]]
+        for piece in (p for ps in pieces for p in ps):
+            size = sum(p.rows for p in reads[-1])
+            if reads[-1] and (size + piece.rows > chunk_rows or len(reads[-1]) >= MAX_PIECES):
+                reads.append([])
+            reads[-1].append(piece)
+            piece.read = len(reads) - 1
+        held: dict[int, pl.DataFrame] = {}
+
+        def rows_of(piece: _Piece) -> pl.DataFrame:
+            if piece.read not in held:
+                held.clear()  # one read at a time
+                conds, params = zip(*(p.condition(_HARNESS, month, lead) for p in reads[piece.read]), strict=True)
+                sql = f"SELECT * FROM ({read.sql}) WHERE " + " OR ".join(conds)
+                held[piece.read] = self._finish(self.store.query(sql, [x for ps in params for x in ps]), read, sch)
+            return held[piece.read].filter(piece.mine(lead))
+
+        def chunks(ps: list[_Piece]) -> Chunks:
+            return lambda: (rows_of(p) for p in ps)
+
+        for ps in pieces:
+            yield str(ps[0].h), str(ps[0].m), chunks(ps)
+
+
+def _once(part: pl.DataFrame) -> Chunks:
+    """A partition held whole, as its one chunk."""
+    return lambda: iter([part])
+
+
+MAX_PIECES = 200  # pieces (small partitions) one read's query names at most
+
+
+@dataclass
+class _Piece:
+    """Rows of one partition (harness ``h``, month number ``mi`` named ``m``): all of them, or
+    those whose first order key lies in ``keys`` (first, last; (None, None): the null key)."""
+
+    h: str
+    mi: int | None
+    m: str
+    rows: int
+    keys: tuple | None = None
+    read: int = 0  # which read of the table holds them
+
+    def condition(self, harness: str, month: str, lead: str) -> tuple[str, list]:
+        cond, params = f"{harness} = ? AND {month} IS NOT DISTINCT FROM ?", [self.h, self.mi]
+        if self.keys is not None and self.keys[0] is None:
+            cond += f" AND {lead} IS NULL"
+        elif self.keys is not None:
+            cond += f" AND {lead} BETWEEN ? AND ?"
+            params += list(self.keys)
+        return f"({cond})", params
+
+    def mine(self, lead: str) -> pl.Expr:
+        """The piece's rows among its read's (after ``_finish``: ``_harness``, ``_month``)."""
+        expr = (pl.col("_harness") == self.h) & (pl.col("_month") == self.m)
+        if self.keys is not None and self.keys[0] is None:
+            expr &= pl.col(lead).is_null()
+        elif self.keys is not None:
+            expr &= pl.col(lead).is_between(pl.lit(self.keys[0]), pl.lit(self.keys[1]))
+        return expr
+
+
+def _cut(keys: list, counts: list[int], budget: int) -> Iterator[tuple]:
+    """Sorted key values (null last) with their rows -> (first, last, rows) of consecutive runs of
+    keys of at most ``budget`` rows (a heavier key alone); the null key, if any, a piece of its own."""
+    lo = hi = None
+    total = 0
+    for key, n in zip(keys, counts, strict=True):
+        if key is None:
+            break
+        if lo is not None and total + n > budget:
+            yield lo, hi, total
+            lo, total = None, 0
+        if lo is None:
+            lo = key
+        hi, total = key, total + n
+    if lo is not None:
+        yield lo, hi, total
+    if keys and keys[-1] is None:
+        yield None, None, counts[-1]
+
+
+def unpriced(store: Store) -> pl.DataFrame:
+    """The usage table's requests without a price, by model (model, n), models in order."""
+    return store.query(f"SELECT model, count(*) AS n FROM ({_USAGE}) WHERE usd IS NULL GROUP BY model").sort("model")
+
+
+def build(store: Store, *, privacy: str = "metadata_only") -> dict[str, pl.DataFrame]:
+    """Every dataset table whole, with ``_harness``/``_month`` partition keys, rows in a fixed
+    order (``trajectories`` only under ``full``). ``export parquet`` reads them in chunks instead
+    (:class:`Dataset`); this is for a small store, or a look at one table."""
+    data = Dataset(store, privacy)
+    tables = {name: data.table(name) for name in TABLES if name != "trajectories"}
+    if privacy == "full":
+        traj = messages.build_grouped(store, data.sessions, data.attempts)
+        tables["trajectories"] = _conform(_part(traj, "started_at", "session_id"), schema("trajectories", privacy))
+    return tables
 
 
 # Step text read at once for the Parquet ``trajectories`` table (its rows are a few times this).
@@ -546,24 +744,25 @@ TRAJECTORY_BATCH_BYTES = 8_000_000
 
 
 def trajectory_partitions(
-    store: Store, batch_bytes: int = TRAJECTORY_BATCH_BYTES
+    data: Dataset, batch_bytes: int = TRAJECTORY_BATCH_BYTES
 ) -> Iterator[tuple[str, str, Iterator[pl.DataFrame]]]:
     """The ``trajectories`` table (``full``) partition by partition, each partition's rows in slices
     of sessions of about ``batch_bytes`` of step text, in the table's order (by session id): the
     partitions and the order are decided from the sessions first, no text read, so the writer
     holds one slice at a time, not the table."""
-    sessions, attempts, _ = session_tables(store)
+    store, sessions, attempts = data.store, data.sessions, data.attempts
     keyed = store.query(messages.CONVERSED).join(
         sessions.select("session_id", "_harness", "started_at"), on="session_id", how="left"
     )
     keyed = _part(keyed, "started_at", "session_id")
     weights = batches.session_text_bytes(store)
     context = messages.labels(store, attempts)
+    rows_at = messages.row_index(store)
     sch = schema("trajectories", "full")
 
     def slices(ids: list[str]) -> Iterator[pl.DataFrame]:
         for group in batches.groups(ids, weights, batch_bytes):
-            rows = messages.build(store, sessions, attempts, only=group, context=context)
+            rows = messages.build(store, sessions, attempts, only=group, context=context, rows=rows_at)
             yield _conform(_part(rows, "started_at", "session_id"), sch)
 
     parts = keyed.partition_by("_harness", "_month", as_dict=True, maintain_order=True) if keyed.height else {}
@@ -612,9 +811,16 @@ def _sessions(sessions: pl.DataFrame, attempts: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _run_features(
-    store: Store, runs: pl.DataFrame, sessions: pl.DataFrame, edges: pl.DataFrame, usage: pl.DataFrame
-) -> pl.DataFrame:
+# Per run and model: the output tokens and requests (the run's top model, run_features).
+_RUN_MODELS = """
+SELECT m.run_id, u.model, coalesce(sum(u.output_tokens), 0)::BIGINT AS output_tokens, count(*) AS len
+FROM usage_dedup u JOIN run_sessions m USING (session_id)
+WHERE u.model IS NOT NULL GROUP BY ALL
+"""
+
+
+def _run_features(store: Store, runs: pl.DataFrame, sessions: pl.DataFrame) -> pl.DataFrame:
+    edges = store.query(f"SELECT run_id, kind, tier, src_run_id, dst_run_id FROM ({_edges_sql('metadata_only')})")
     members = sessions.filter(pl.col("run_id").is_not_null())
     counts = members.group_by("run_id").agg(
         n_subagents=(pl.col("via") == "spawn").sum().cast(pl.Int64),
@@ -656,12 +862,9 @@ def _run_features(
         .group_by(pl.col("dst_run_id").alias("run_id"))
         .agg(n_continued_from=pl.len().cast(pl.Int64))
     )
-    spent = usage.filter(pl.col("run_id").is_not_null())
     money = store.query(_RUN_MONEY)
     top = (
-        spent.filter(pl.col("model").is_not_null())
-        .group_by("run_id", "model")
-        .agg(pl.col("output_tokens").sum(), pl.len())
+        store.query(_RUN_MODELS)
         .sort("run_id", "output_tokens", "len", "model", descending=[False, True, True, False])
         .group_by("run_id", maintain_order=True)
         .agg(top_model=pl.col("model").first())

@@ -110,7 +110,7 @@ def assign(key: str, split: dict[str, float], seed: int) -> str:
 
 # Step text read from the store per group of whole runs (its messages, a few times this size, are
 # what an export holds at once): peak memory is the largest of a run and this, plus the sessions'
-# labels, not the store.
+# labels and DuckDB's capped cache (batches.EXPORT_MEMORY_MB), not the store.
 BATCH_BYTES = 8_000_000
 
 
@@ -140,7 +140,7 @@ def export_trajectories(
     fractions = parse_split(split)
     summary = TrajectorySummary(out=os.fspath(out), format=fmt, split=fractions, seed=seed, by=by)
     keep = _kept(since, until, harnesses, min_steps)
-    with Store(db, read_only=True) as store:
+    with Store(db, read_only=True) as store, store.capped(batches.EXPORT_MEMORY_MB):
         n_steps, n_texts = store.con.execute(
             "SELECT (SELECT count(*) FROM steps), (SELECT count(*) FROM texts)"
         ).fetchall()[0]
@@ -149,12 +149,13 @@ def export_trajectories(
                 f"store {store.path} holds no step text: ingest with --privacy full to export trajectories",
                 path=str(store.path),
             )
-        sessions, attempts, _ = dataset.session_tables(store)
+        weights = batches.text_bytes(store)
+        sessions, attempts = dataset.session_tables(store)
         all_sessions = store.con.execute("SELECT count(DISTINCT session_id) FROM steps").fetchall()[0][0]
         keys, members = _run_order(store, sessions, by)
         labels = messages.labels(store, attempts)
         ctx = run_trajectories.context(store) if by == "run" else None
-        weights = batches.text_bytes(store)
+        index = messages.row_index(store)
         os.makedirs(out, exist_ok=True)
         if by == "run":
             schema = run_trajectories.RUN_TRAJECTORIES
@@ -169,7 +170,7 @@ def export_trajectories(
             with_text = 0
             for group in batches.groups(keys, weights, batch_bytes):
                 only = [sid for key in group for sid in members[key]]
-                rows = messages.build(store, sessions, attempts, only=only, context=labels)
+                rows = messages.build(store, sessions, attempts, only=only, context=labels, rows=index)
                 with_text += rows.height
                 rows = rows.with_columns(pl.col("started_at", "ended_at").cast(dataset.TS))
                 if by == "run":

@@ -6,6 +6,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,6 +104,8 @@ class Store:
             self._config["enable_external_access"] = False
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened_at = 0.0
+        self._cap_mb: int | None = None  # DuckDB's memory_limit while capped (Store.capped)
+        self._cap_before: int | None = None  # ... and the limit before, in bytes
         self._idle = False  # a writer between its ingests: neither the connection nor the lock held
         # Writers exclude each other for their whole run with a lock file; DuckDB's own lock is
         # held only while a transaction is being written (see release), so readers get in between.
@@ -743,15 +746,56 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
+        while True:
+            try:
+                rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
+                # A statement with no result set (SET, PRAGMA ...) gives no relation.
+                # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
+                return (
+                    pl.DataFrame()
+                    if rel is None
+                    else cast(pl.DataFrame, pl.from_arrow(_as_polars(rel).to_arrow_table()))
+                )
+            except duckdb.OutOfMemoryException as exc:
+                if not self._raise_cap():
+                    raise SessiongraphError(f"query failed: {first_line(exc)}") from None
+            except duckdb.Error as exc:
+                raise SessiongraphError(f"query failed: {first_line(exc)}") from None
+
+    @contextmanager
+    def capped(self, mb: int) -> Iterator[None]:
+        """DuckDB's memory limited to ``mb`` for the block (then as it was). DuckDB keeps every
+        block of the file it has read until its ``memory_limit`` (by default 80% of RAM), so an
+        export that reads the whole store, a group at a time, would otherwise hold all of it at
+        the end; capped, it holds at most ``mb`` of them. A read-only connection cannot spill, so
+        a query that needs more than the cap runs again with the cap doubled (``query``), up to
+        the limit before the block."""
+        con = self.con
+        before = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        self._cap_before = _bytes(before)
+        if self._cap_before is not None and mb * 2**20 >= self._cap_before:
+            yield  # the limit is lower already
+            return
+        self._cap_mb = mb
+        con.execute(f"SET memory_limit = '{mb}MiB'")
         try:
-            rel = self.con.sql(sql, params=params) if params else self.con.sql(sql)
-            # A statement with no result set (SET, PRAGMA ...) gives no relation.
-            # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
-            return (
-                pl.DataFrame() if rel is None else cast(pl.DataFrame, pl.from_arrow(_as_polars(rel).to_arrow_table()))
-            )
-        except duckdb.Error as exc:
-            raise SessiongraphError(f"query failed: {first_line(exc)}") from None
+            yield
+        finally:
+            self._cap_mb = None
+            if self._con is not None:
+                self._con.execute(f"SET memory_limit = '{before}'")
+
+    def _raise_cap(self) -> bool:
+        """Double a capped memory limit (at most the limit before the cap); False when not capped
+        or already there."""
+        if self._cap_mb is None:
+            return False
+        top = (self._cap_before or 2**63) // 2**20
+        if self._cap_mb >= top:
+            return False
+        self._cap_mb = min(self._cap_mb * 2, top)
+        self.con.execute(f"SET memory_limit = '{self._cap_mb}MiB'")
+        return True
 
     def counts(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
@@ -850,6 +894,28 @@ def _literal(text: str) -> str:
 
 
 AMBIGUOUS_SHOWN = 8  # runs an ambiguous prefix's error names (with one session of each)
+
+
+_UNITS = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
+}
+
+
+def _bytes(setting: str) -> int | None:
+    """DuckDB's spelling of a memory size ("18.8 GiB", "128.0 MiB") in bytes; None if unreadable."""
+    number, _, unit = setting.strip().partition(" ")
+    try:
+        return int(float(number) * _UNITS[unit.strip().upper() or "B"])
+    except (ValueError, KeyError):
+        return None
 
 
 # DuckDB types polars cannot hold (it refuses their Arrow form): such columns come as DuckDB's text.
