@@ -103,7 +103,14 @@ _PIECES = st.sampled_from(
     ["git", "gh", "commit", "push", "pr", "create", " ", "\n", "\t", ";", "[", "]", "[new branch]", " -> ", "x"]
 )
 _MATCHES = st.sampled_from(
-    [commits._COMMIT, commits._PR_URL, commits._NEW_BRANCH, commits._GIT_COMMIT, commits._GH_PR_CREATE, commits._GIT_PUSH]
+    [
+        commits._COMMIT,
+        commits._PR_URL,
+        commits._NEW_BRANCH,
+        commits._GIT_COMMIT,
+        commits._GH_PR_CREATE,
+        commits._GIT_PUSH,
+    ]
 ).flatmap(st.from_regex)
 _TEXTS = st.lists(st.one_of(_PIECES, _MATCHES), max_size=4).map("".join)
 
