@@ -162,7 +162,7 @@ def _write_table(
     keep: set[str] = set()
     total = 0
     for harness, month, chunks in partitions:
-        folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+        folder = _folder(base, name, harness, month)
         h = _hasher(name, privacy)
         n = 0
         for part in chunks():
@@ -182,10 +182,7 @@ def _write_table(
         _write_files(fs, paths, target.with_metadata(_meta(name, privacy, digest)), chunks())
         summary.partitions_written += 1
     summary.rows[name] = total
-    for stale in sorted(set(existing) - keep):
-        fs.delete_file(stale)
-        summary.files_removed += 1
-    _prune_empty(fs, f"{base}/{name}")
+    _remove_stale(fs, f"{base}/{name}", set(existing) - keep, summary)
 
 
 def _write_files(fs: pafs.FileSystem, paths: list[str], target: pa.Schema, chunks: Iterator[pl.DataFrame]) -> None:
@@ -247,13 +244,12 @@ def _write_streamed(
     keep: set[str] = set()
     rows_total = 0
     for harness, month, slices in partitions:
-        folder = f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+        folder = _folder(base, name, harness, month)
         path = f"{folder}/part-0.parquet"
         keep.add(path)
         fs.create_dir(folder, recursive=True)
         tmp = path + ".tmp"
-        h = hashlib.sha256()
-        h.update(f"{SCHEMA_VERSION}\x1f{name}\x1f{privacy}\x1f{target}\n".encode())
+        h = _hasher(name, privacy)
         with fs.open_output_stream(tmp) as sink, pq.ParquetWriter(sink, target, compression="zstd") as writer:
             for part in slices:
                 rows = part.drop("_harness", "_month")
@@ -272,10 +268,19 @@ def _write_streamed(
         fs.move(tmp, path)  # a reader never sees half a file
         summary.partitions_written += 1
     summary.rows[name] = rows_total
-    for stale in sorted(set(existing) - keep):
-        fs.delete_file(stale)
+    _remove_stale(fs, f"{base}/{name}", set(existing) - keep, summary)
+
+
+def _folder(base: str, name: str, harness: str, month: str) -> str:
+    return f"{base}/{name}/harness={_segment(harness)}/month={_segment(month)}"
+
+
+def _remove_stale(fs: pafs.FileSystem, table_dir: str, stale: set[str], summary: ParquetSummary) -> None:
+    """The files of a table no partition wrote this time, and the folders they leave empty."""
+    for path in sorted(stale):
+        fs.delete_file(path)
         summary.files_removed += 1
-    _prune_empty(fs, f"{base}/{name}")
+    _prune_empty(fs, table_dir)
 
 
 # A folder name longer than this (file systems allow 255 bytes) holds a shortened partition value.
