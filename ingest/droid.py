@@ -31,7 +31,7 @@ import os
 import orjson
 
 from sessiongraph.ingest.files import read_bounded
-from sessiongraph.ingest.frames import SESSION_SCOPE, Frames, call_file_events, split_cache_writes
+from sessiongraph.ingest.frames import SESSION_SCOPE, Frames, call_file_events
 from sessiongraph.ingest.jsonl import (
     Diagnostics,
     arguments,
@@ -213,8 +213,7 @@ def parse(path: str) -> Frames:
 
 def _usage(tokens: dict, session: dict, path: str) -> dict:
     """The session's one usage row from its ``tokenUsage`` (the module doc)."""
-    writes = as_int(tokens.get("cacheCreationTokens"))
-    five, hour, _ = split_cache_writes(writes, writes, 0)
+    writes = as_int(tokens.get("cacheCreationTokens"))  # no lifetime logged: the 5-minute bucket
     return {
         "session_id": session["session_id"],
         "ts": session["ended_at"],
@@ -224,8 +223,8 @@ def _usage(tokens: dict, session: dict, path: str) -> dict:
         "output_tokens": as_int(tokens.get("outputTokens")),
         "cache_read_tokens": as_int(tokens.get("cacheReadTokens")),
         "cache_creation_tokens": writes,
-        "cache_creation_5m_tokens": five,
-        "cache_creation_1h_tokens": hour,
+        "cache_creation_5m_tokens": writes,
+        "cache_creation_1h_tokens": 0,
         "reasoning_tokens": as_int(tokens.get("thinkingTokens")),
         "scope": SESSION_SCOPE,
         "source_path": path,
