@@ -29,6 +29,7 @@ from typing import BinaryIO, Protocol, TypeVar
 
 import pyarrow as pa
 
+from sessiongraph.ingest import knobs
 from sessiongraph.ingest.files import MAX_LINE_BYTES, TOO_LONG, lines, open_regular
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics, decode_line
@@ -37,7 +38,7 @@ from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 Decode = Callable[[bytes, int, Diagnostics], "dict | None"]
 
 # Files smaller than this are simply read again: a checkpoint would cost more than it saves.
-MIN_BYTES = int(os.environ.get("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", str(1 << 20)))
+MIN_BYTES = knobs.number("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", 1 << 20, int)
 SEAM = 4096  # bytes hashed at the head of the file and just before the offset
 _READ = 1 << 20
 _TAIL = 1 << 16  # steps of the backward search for the last newline (lines are mostly short)

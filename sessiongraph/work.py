@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
+from sessiongraph.ingest import knobs, registry, resume, steps
 from sessiongraph.ingest import privacy as profiles
-from sessiongraph.ingest import registry, resume, steps
 from sessiongraph.ingest.discover import Found, classify
 from sessiongraph.ingest.frames import Frames
 from sessiongraph.ingest.jsonl import Diagnostics
@@ -37,7 +37,7 @@ from sessiongraph.ingest.shell_facts import carry, shell_facts
 
 # A store transaction holds up to BATCH_FILES files (the pipeline's store batch; an engine's task
 # is never larger). The variable exists for the crash tests, which need many batches from few files.
-BATCH_FILES = int(os.environ.get("SESSIONGRAPH_BATCH_FILES", "4096"))
+BATCH_FILES = knobs.number("SESSIONGRAPH_BATCH_FILES", 4096, int)
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
 DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop", "special_file"})

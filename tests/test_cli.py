@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -189,3 +191,19 @@ def test_workers_give_the_same_store(logs, tmp_path):
         )
     assert dumps[0] == dumps[1]
     assert len(dumps[0].splitlines()) == 1 + 8  # header, 7 Claude sessions, 1 Codex
+
+
+def test_a_tuning_knob_that_is_no_number_is_said_and_the_default_used(tmp_path):
+    """Every SESSIONGRAPH_* knob is read at import: a value that is no number is one line on stderr
+    and the default, not a traceback before the command starts."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_bytes(CLAUDE_LINE + b"\n")
+    knobs = ("BATCH_FILES", "LOCK_TIMEOUT", "ROW_GROUP_ROWS", "BATCH_BYTES", "BATCH_TEXT_BYTES", "GROUP_FILES")
+    env = {**os.environ, **{f"SESSIONGRAPH_{k}": "lots" for k in (*knobs, "CHECKPOINT_MIN_BYTES")}}
+    cmd = [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(tmp_path / "s.duckdb")]
+    got = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert "Traceback" not in got.stderr
+    for k in (*knobs, "CHECKPOINT_MIN_BYTES"):
+        assert f"ignoring SESSIONGRAPH_{k}='lots' (not a number)" in got.stderr

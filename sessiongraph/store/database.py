@@ -19,6 +19,7 @@ import polars as pl
 from sessiongraph.errors import SessiongraphError
 from sessiongraph.inference import partitions
 from sessiongraph.inference.edges import Inferred, conform
+from sessiongraph.ingest import knobs
 from sessiongraph.ingest.commits import GIT_EVIDENCE
 from sessiongraph.ingest.frames import NOT_INFERRED, SCHEMAS, Frames
 from sessiongraph.ingest.resume import Checkpoint
@@ -43,7 +44,7 @@ GIT_ROWS = "evidence IN (" + ", ".join(f"'{e}'" for e in GIT_EVIDENCE) + ")"
 # group that appends reached since the last one, a partly filled one whole; a --privacy full
 # ingest's texts (about 1.5 KB a row) filled a default one with 190 MB, rewritten at every
 # checkpoint: commits cost a fifth of the ingest, and the rewrite doubled its peak memory.
-ROW_GROUP_ROWS = int(os.environ.get("SESSIONGRAPH_ROW_GROUP_ROWS", "16384"))
+ROW_GROUP_ROWS = knobs.number("SESSIONGRAPH_ROW_GROUP_ROWS", 16384, int)
 
 
 def default_db_path() -> Path:

@@ -5,15 +5,15 @@ closes the store after its batch (``Store.release``)."""
 from __future__ import annotations
 
 import fcntl
-import os
 import time
 from pathlib import Path
 
 from sessiongraph.errors import SessiongraphError
+from sessiongraph.ingest import knobs
 
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
-LOCK_TIMEOUT_S = float(os.environ.get("SESSIONGRAPH_LOCK_TIMEOUT", "30"))
+LOCK_TIMEOUT_S = knobs.number("SESSIONGRAPH_LOCK_TIMEOUT", 30.0, float)
 
 
 def take_writer_lock(db: Path):
