@@ -127,13 +127,18 @@ _KEYWORDS: dict[str, dict[str, str]] = {  # rule -> literal -> what follows it i
 # lowered, a text has the same length (U+0130 is the one character whose lowercase is two) and an
 # ASCII letter wherever the pattern would see one.
 _FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
-_FOLDED = re.compile("[" + "".join(map(chr, _FOLDS)) + "]").search
+_FOLD_CHARS = tuple(map(chr, _FOLDS))
 
 
 def _folded(text: str) -> str:
-    if not text.isascii() and _FOLDED(text):
+    if text.isascii():
+        return text.lower()
+    if any(c in text for c in _FOLD_CHARS):  # four `in` tests cost a tenth of a character class search
         text = text.translate(_FOLDS)
-    return text.lower()
+    # Folded, no character's lowercase holds an ASCII letter but an ASCII letter's
+    # (tests/test_secrets.py checks every code point), and every literal is ASCII: lowering the
+    # ASCII letters alone, as bytes do, finds the same, at half the cost of str.lower on such text.
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 # Every literal, lower case, found in one pass over the folded text (Aho-Corasick: every
