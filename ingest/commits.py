@@ -37,6 +37,10 @@ GIT_EVIDENCE: tuple[GitEvidence, ...] = get_args(GitEvidence)
 # `git commit` prints "[<branch> <abbrev>] <subject>" (root commits "(root-commit)" between): the
 # branch and the hash only; the subject is log text.
 _COMMIT = re.compile(r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\] ", re.M)
+# _COMMIT less its `^`: a pattern that starts with a literal is searched for with a fast scan, where
+# `^` is tried at every position; a match never spans a line, so the ones at a line start are
+# _COMMIT's matches (tests/test_commits.py holds the two equal).
+_COMMIT_AT = re.compile(_COMMIT.pattern[1:])
 _PR_URL = re.compile(r"https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/pull/(?P<number>\d+)\b")
 _NEW_BRANCH = re.compile(r"^\s*\*\s+\[new branch\]\s+\S+\s+->\s+(?P<branch>\S+)\s*$", re.M)
 _GIT_COMMIT = re.compile(r"(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+commit\b")
@@ -78,7 +82,8 @@ def output_facts(texts: Iterable[str | None]) -> list[tuple]:
     # otherwise tried at every position of outputs that are mostly long and name no commit.
     facts: list[tuple] = []
     if output.startswith("[") or "\n[" in output:
-        facts += [("commit", m["branch"], m["hash"]) for m in _COMMIT.finditer(output)][:MAX_ROWS]
+        at_line_start = (m for m in _COMMIT_AT.finditer(output) if m.start() == 0 or output[m.start() - 1] == "\n")
+        facts += [("commit", m["branch"], m["hash"]) for m in at_line_start][:MAX_ROWS]
     if "https://github.com/" in output:
         facts += [("pr", m["repo"], m[0], _number(m["number"])) for m in _PR_URL.finditer(output)][:MAX_ROWS]
     if "[new branch]" in output:

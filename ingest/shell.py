@@ -230,6 +230,17 @@ SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/", "/snap/", "/Applica
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
+# The tokens of a text depend on nothing else, and a text comes back in other cwds (`git status`
+# in every project) where the (command, cwd) cache of analyse misses: they are cached on their
+# own, for texts short enough that the cache stays small. The walker only reads tokens.
+_LEX_CACHE_CHARS = 20_000
+_lex_cached = lru_cache(maxsize=1024)(lambda s: tuple(lex(s)))
+
+
+def _lex(s: str) -> tuple[Tok, ...] | list[Tok]:
+    return _lex_cached(s) if len(s) < _LEX_CACHE_CHARS else lex(s)
+
+
 def _base(word: str) -> str:
     return posixpath.basename(word.replace("\\", "/")) or word
 
@@ -396,7 +407,7 @@ class _Walker:
         if depth > MAX_DEPTH:
             return
         st: dict[str, Any] = {"cwd": cwd, "dirs": [], "loop": 0, "looped": looped, "bg": bg, "depth": depth}
-        toks, stack, words, redirs, k = [*lex(s), Tok("op", ";")], [], [], [], 0
+        toks, stack, words, redirs, k = [*_lex(s), Tok("op", ";")], [], [], [], 0
         start = len(self.launches)  # first launch of the current list, for a trailing `&`
         sstart = len(self.scripts)  # and first script run
         while k < len(toks):

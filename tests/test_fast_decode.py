@@ -431,3 +431,25 @@ def test_output_ids_overlapping_and_many():
     texts = [u + "-1234-5678-9abc-def012345678", "x" + u[1:], " ".join(f"{i:08x}" + u[8:] for i in range(50))]
     assert claude_pairing._output_ids(texts) == _ids_plain(texts)
     assert len(claude_pairing._output_ids(texts)) == claude_pairing.MAX_OUTPUT_IDS
+
+
+# Pieces of unified-exec outputs: the header lines the parser reads and the `Output:` line it stops at.
+EXEC_PIECES = st.sampled_from(
+    ["\nOutput:", "Output:", "\n", "Process running with session ID 7", "Exit code: 3", "Process exited with code -1"]
+)
+EXEC_OUTPUT = st.lists(st.one_of(EXEC_PIECES, st.text(alphabet="x \n:", max_size=600)), max_size=8).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=EXEC_OUTPUT)
+def test_output_header_facts_equal_a_full_scan(text):
+    """A Codex output's process ids and exit code are read from its header alone (the part before
+    `Output:`): the same as testing the whole text for the process line first."""
+    from sessiongraph.ingest.codex import pairing as codex_pairing
+    from sessiongraph.ingest.codex.records import _Rollout
+
+    got = _Rollout("x.jsonl")._output_facts({"call_id": "c1", "output": text}, None, 1)
+    head = codex_pairing._header(text)
+    procs = [m.group(1) for m in codex_pairing._PROC.finditer(head)] if codex_pairing._PROC_TEXT in text else []
+    m = codex_pairing._EXIT.search(head[:1000])
+    assert (got.procs, got.exit_code) == (procs, int(m.group(1)) if m else None)

@@ -427,3 +427,19 @@ def test_never_raises() -> None:
             out_l, out_f = launches(text, cwd), file_ops(text, cwd)  # type: ignore[arg-type]
             assert isinstance(out_l, list) and all(isinstance(x, Launch) for x in out_l)
             assert isinstance(out_f, list) and all(isinstance(x, FileOp) for x in out_f)
+
+
+def test_one_text_in_two_cwds_reads_each_cwd():
+    """Tokens are cached by text alone (shell._lex): the second cwd reuses the first's tokens
+    and still resolves every path, launch and script against its own cwd."""
+    from sessiongraph.ingest import shell
+
+    command = "cd sub && cat notes.md > out.txt; ./run.sh & codex exec -C .. 'x'"
+    shell._lex_cached.cache_clear()
+    first = shell.analyse(command, "/one")
+    second = shell.analyse(command, "/two")
+    assert shell._lex_cached.cache_info().hits >= 1
+    assert [op.path for op in second[1]] == ["/two/sub/notes.md", "/two/sub/out.txt"]
+    assert [r.cwd for r in second[2]] == ["/two/sub"] and [ln.cwd for ln in second[0]] == ["/two"]
+    assert second == shell._analyse(command, "/two")  # as a parse that shares no tokens
+    assert first != second and first == shell._analyse(command, "/one")

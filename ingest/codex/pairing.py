@@ -117,11 +117,12 @@ def _header(text: str) -> str:
     return text if cut < 0 else text[:cut]
 
 
-def _exit_from(text: str | None, obj: dict | None) -> int | None:
+def _exit_from(head: str, obj: dict | None) -> int | None:
+    """The exit code of an output whose :func:`_header` is ``head``."""
     meta = obj.get("metadata") if obj else None
     if isinstance(meta, dict) and (code := _exit_code(meta.get("exit_code"))) is not None:
         return code
-    m = _EXIT.search(_header(text)[:1000]) if text else None
+    m = _EXIT.search(head[:1000]) if head else None
     return int(m.group(1)) if m else None
 
 
@@ -196,14 +197,16 @@ class _Pairing:
         call_id, value = as_str(p.get("call_id")), raw_value(p.get("output"))
         text, obj = _output_parts(value)
         bad = json_type(value) if text is None and obj is None else None
-        # A substring test first: the anchored pattern would be tried at every line of the output.
-        procs = [m.group(1) for m in _PROC.finditer(_header(text))] if text and _PROC_TEXT in text else []
+        # A substring test first: the anchored pattern would be tried at every line of the header.
+        # Both look at the header only, which ends early in a unified-exec output.
+        head = _header(text) if text else ""
+        procs = [m.group(1) for m in _PROC.finditer(head)] if _PROC_TEXT in head else []
         ids = _first_ids([text]) if text and self._may_own_ids(call_id) else []
         made = commits.output_facts([text]) if text and self._may_make_commits(call_id) else []
         agents = None
         if obj:  # any JSON object answers a spawn, with or without an agent id
             agents = [obj[k] for k in SPAWN_RESULT_KEYS if isinstance(obj.get(k), str)][:1]
-        return Output(call_id, ts, n, bad, _exit_from(text, obj), procs, ids, agents, made)
+        return Output(call_id, ts, n, bad, _exit_from(head, obj), procs, ids, agents, made)
 
     def _exec_end(self, p: dict, ts, n: int) -> ExecEnd:
         call_id = as_str(p.get("call_id"))
