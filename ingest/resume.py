@@ -38,7 +38,7 @@ from sessiongraph.ingest.jsonl import Diagnostics, decode_line
 Decode = Callable[[bytes, int, Diagnostics], "dict | None"]
 
 # Files smaller than this are simply read again: a checkpoint would cost more than it saves.
-MIN_BYTES = knobs.number("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", 1 << 20, int)
+MIN_BYTES = knobs.number("SESSIONGRAPH_CHECKPOINT_MIN_BYTES", 1 << 20, int, least=0)
 SEAM = 4096  # bytes hashed at the head of the file and just before the offset
 _READ = 1 << 20
 _TAIL = 1 << 16  # steps of the backward search for the last newline (lines are mostly short)

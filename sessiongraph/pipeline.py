@@ -31,11 +31,11 @@ from sessiongraph.work import BATCH_FILES, Job, WrittenFile, text_bytes
 # rows stay small, a reader waits about as long as the batch takes to parse (a second or two) and a
 # kill mid-ingest loses little work (every committed batch stays). The variables exist for the
 # crash tests, which need many batches from few files.
-BATCH_BYTES = knobs.number("SESSIONGRAPH_BATCH_BYTES", 256 << 20, int)
+BATCH_BYTES = knobs.number("SESSIONGRAPH_BATCH_BYTES", 256 << 20, int, least=1)
 # Under --privacy full the rows carry step text, held in polars, Arrow and DuckDB at once while a
 # batch is written: a batch also ends once it holds this many bytes of text (a quarter of its logs'
 # bytes, on real transcripts), so the ingest's memory stays near metadata_only's.
-BATCH_TEXT_BYTES = knobs.number("SESSIONGRAPH_BATCH_TEXT_BYTES", 16 << 20, int)
+BATCH_TEXT_BYTES = knobs.number("SESSIONGRAPH_BATCH_TEXT_BYTES", 16 << 20, int, least=1)
 # DuckDB lets no reader in while a writer has the file open. So that `query` and exports wait
 # about a batch rather than the whole ingest, the ingest closes the store after a batch when a
 # reader is waiting (Store.release) and it has held the store HOLD_S, and leaves it closed at
@@ -44,7 +44,7 @@ BATCH_TEXT_BYTES = knobs.number("SESSIONGRAPH_BATCH_TEXT_BYTES", 16 << 20, int)
 HOLD_S = 1.0
 # Files per run of the passes (whole partitions, inference/partitions.py): the passes' memory
 # is about that many files' frames (or the largest partition, when larger).
-GROUP_FILES = knobs.number("SESSIONGRAPH_GROUP_FILES", 4000, int)
+GROUP_FILES = knobs.number("SESSIONGRAPH_GROUP_FILES", 4000, int, least=1)
 READER_GAP_S = 0.3
 
 

@@ -37,7 +37,7 @@ from sessiongraph.ingest.shell_facts import carry, shell_facts
 
 # A store transaction holds up to BATCH_FILES files (the pipeline's store batch; an engine's task
 # is never larger). The variable exists for the crash tests, which need many batches from few files.
-BATCH_FILES = knobs.number("SESSIONGRAPH_BATCH_FILES", 4096, int)
+BATCH_FILES = knobs.number("SESSIONGRAPH_BATCH_FILES", 4096, int, least=1)
 # Skip reasons that are problems with the file (a diagnostics row) rather than files that
 # are simply not session logs.
 DIAGNOSED_SKIPS = frozenset({"unknown_format", "empty_file", "unreadable_file", "symlink_loop", "special_file"})

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -207,3 +208,26 @@ def test_a_tuning_knob_that_is_no_number_is_said_and_the_default_used(tmp_path):
     assert "Traceback" not in got.stderr
     for k in (*knobs, "CHECKPOINT_MIN_BYTES"):
         assert f"ignoring SESSIONGRAPH_{k}='lots' (not a number)" in got.stderr
+
+
+def test_a_tuning_knob_out_of_its_range_is_said_and_the_default_used(tmp_path):
+    """A number a knob cannot take (no rows a batch, a row group DuckDB refuses, a timeout that is
+    no time) is said and the default used, not an error that blames the store."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_bytes(CLAUDE_LINE + b"\n")
+    bad = {
+        "BATCH_FILES": ("0", "less than 1"),
+        "BATCH_BYTES": ("-5", "less than 1"),
+        "ROW_GROUP_ROWS": ("3000", "not a multiple of 2048"),
+        "LOCK_TIMEOUT": ("nan", "not a finite number"),
+        "CHECKPOINT_MIN_BYTES": ("-1", "less than 0"),
+    }
+    env = {**os.environ, **{f"SESSIONGRAPH_{k}": v for k, (v, _) in bad.items()}}
+    cmd = [sys.executable, "-m", "sessiongraph", "ingest", str(logs), "--db", str(tmp_path / "s.duckdb")]
+    got = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    for k, (v, why) in bad.items():
+        assert f"ignoring SESSIONGRAPH_{k}={v!r} ({why})" in got.stderr
+    with duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1

@@ -44,7 +44,7 @@ GIT_ROWS = "evidence IN (" + ", ".join(f"'{e}'" for e in GIT_EVIDENCE) + ")"
 # group that appends reached since the last one, a partly filled one whole; a --privacy full
 # ingest's texts (about 1.5 KB a row) filled a default one with 190 MB, rewritten at every
 # checkpoint: commits cost a fifth of the ingest, and the rewrite doubled its peak memory.
-ROW_GROUP_ROWS = knobs.number("SESSIONGRAPH_ROW_GROUP_ROWS", 16384, int)
+ROW_GROUP_ROWS = knobs.number("SESSIONGRAPH_ROW_GROUP_ROWS", 16384, int, least=2048, multiple=2048)
 
 
 def default_db_path() -> Path:

@@ -13,7 +13,7 @@ from sessiongraph.ingest import knobs
 
 # How long to wait for a store another sessiongraph process holds (DuckDB allows one writer, and
 # no reader while it writes) before giving up with a clear message.
-LOCK_TIMEOUT_S = knobs.number("SESSIONGRAPH_LOCK_TIMEOUT", 30.0, float)
+LOCK_TIMEOUT_S = knobs.number("SESSIONGRAPH_LOCK_TIMEOUT", 30.0, float, least=0.0)
 
 
 def take_writer_lock(db: Path):
