@@ -6,7 +6,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +45,11 @@ GIT_ROWS = "evidence IN (" + ", ".join(f"'{e}'" for e in GIT_EVIDENCE) + ")"
 # ingest's texts (about 1.5 KB a row) filled a default one with 190 MB, rewritten at every
 # checkpoint: commits cost a fifth of the ingest, and the rewrite doubled its peak memory.
 ROW_GROUP_ROWS = knobs.number("SESSIONGRAPH_ROW_GROUP_ROWS", 16384, int)
+# Up to this many values, a filter on them is a literal list (Store._among): DuckDB applies it
+# inside each table's scan, so a `watch` batch of one file deletes and loads its rows in about
+# half the time of a semi-join against a registered table of the values (which reads every row
+# of every column the statement needs before joining). Beyond it, the semi-join.
+LITERAL_VALUES = 64
 
 
 def default_db_path() -> Path:
@@ -534,10 +539,20 @@ class Store:
     def _delete_files(self, paths: pl.DataFrame, *, keep_git: bool = False) -> None:
         """Every row of these files; with ``keep_git`` (the file is read again) not the commits
         rows ``ingest --git`` made for its sessions."""
-        with registered(self.con, {"gone_paths": paths.to_arrow()}):
+        with self._among("source_path", paths["source_path"], "gone_paths") as (among, params):
             for table in FILE_TABLES:
                 kept = f" AND NOT {GIT_ROWS}" if keep_git and table == "commits" else ""
-                self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths){kept}")
+                self.con.execute(f"DELETE FROM {table} WHERE {among}{kept}", params or None)
+
+    @contextmanager
+    def _among(self, column: str, values: pl.Series, name: str) -> Iterator[tuple[str, list]]:
+        """``column IN (values)`` as SQL and its parameters, for the block: a literal list of up to
+        LITERAL_VALUES values, else a semi-join against them registered as table ``name``."""
+        if len(values) <= LITERAL_VALUES:
+            yield (f"{column} IN ({', '.join('?' * len(values))})" if len(values) else "false"), values.to_list()
+            return
+        with registered(self.con, {name: values.rename("value").to_frame().to_arrow()}):
+            yield f"{column} IN (SELECT value FROM {name})", []
 
     def _insert_keys(self, tables: dict[str, pl.DataFrame]) -> None:
         """The partition keys of these frame rows (inference/partitions.py), computed by DuckDB."""
@@ -733,13 +748,17 @@ class Store:
         file by file in path order, each file's rows in the order they were written: the same
         rows in the same order whatever ingests wrote them."""
         out = {}
-        where = "" if files is None else " WHERE source_path IN (SELECT source_path FROM wanted_files)"
-        wanted = {} if files is None else {"wanted_files": files.select("source_path").to_arrow()}
-        with registered(self.con, wanted):
+        chosen = (
+            nullcontext(("true", [])) if files is None else self._among("source_path", files["source_path"], "wanted")
+        )
+        with chosen as (among, params):
             for name, schema in SCHEMAS.items():
                 if name in NOT_INFERRED:
                     continue
-                table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
+                table = self.con.sql(
+                    f"SELECT {', '.join(schema)} FROM {name} WHERE {among} ORDER BY source_path, rowid",
+                    params=params or None,
+                )
                 # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
                 out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
         return Frames(**out)
