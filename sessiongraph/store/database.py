@@ -616,16 +616,9 @@ class Store:
         dirty = self._frame(con.sql("SELECT DISTINCT source_path FROM dirty_files").to_arrow_table())
         if everything:
             old = self._frame(con.sql("SELECT DISTINCT partition_id FROM file_partitions").to_arrow_table())
-            reach = self._frame(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
+            rows = self._frame(con.sql("SELECT source_path, key, active FROM partition_keys").to_arrow_table())
         else:
-            old, reach = self._reach(dirty)
-        with registered(con, {"reach_files": reach.to_arrow()}):
-            rows = self._frame(
-                con.sql(
-                    "SELECT source_path, key, active FROM partition_keys"
-                    " WHERE source_path IN (SELECT source_path FROM reach_files)"
-                ).to_arrow_table()
-            )
+            old, rows = self._reach(dirty)
         parts = partitions.components(conform(rows, partitions.KEYS)) if rows.height else None
         return InferencePlan(
             dirty=dirty["source_path"],
@@ -635,50 +628,44 @@ class Store:
         )
 
     def _reach(self, dirty: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The old partitions of the ``dirty`` files, and every file reachable from them or from
-        their old partition-mates through active keys, taking whole old partitions as it goes."""
-        con = self.con
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_files AS SELECT source_path FROM dirty_files WHERE false")
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_parts AS SELECT partition_id FROM file_partitions WHERE false")
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_frontier AS SELECT DISTINCT source_path FROM dirty_files")
-        try:
-            while True:
-                # whole old partitions of the frontier join it
-                con.execute(
-                    "INSERT INTO plan_parts SELECT DISTINCT partition_id FROM file_partitions"
-                    " WHERE source_path IN (SELECT source_path FROM plan_frontier)"
-                    " AND partition_id NOT IN (SELECT partition_id FROM plan_parts)"
-                )
-                con.execute(
-                    "INSERT INTO plan_frontier SELECT DISTINCT f.source_path FROM file_partitions f"
-                    " WHERE f.partition_id IN (SELECT partition_id FROM plan_parts)"
-                    " AND f.source_path NOT IN (SELECT source_path FROM plan_frontier)"
-                    " AND f.source_path NOT IN (SELECT source_path FROM plan_files)"
-                )
-                con.execute("DELETE FROM plan_frontier WHERE source_path IN (SELECT source_path FROM plan_files)")
-                n = con.execute("SELECT count(*) FROM plan_frontier").fetchall()[0][0]
-                if n == 0:
-                    break
-                con.execute("INSERT INTO plan_files SELECT source_path FROM plan_frontier")
-                # files sharing a key of the frontier that some file holds actively
-                con.execute(
-                    """CREATE OR REPLACE TEMP TABLE plan_next AS
-                    WITH k AS (SELECT DISTINCT key FROM partition_keys
-                               WHERE source_path IN (SELECT source_path FROM plan_frontier)),
-                    linking AS (SELECT DISTINCT key FROM partition_keys
-                                WHERE active AND key IN (SELECT key FROM k))
-                    SELECT DISTINCT source_path FROM partition_keys
-                    WHERE key IN (SELECT key FROM linking)
-                    AND source_path NOT IN (SELECT source_path FROM plan_files)"""
-                )
-                con.execute("DELETE FROM plan_frontier")
-                con.execute("INSERT INTO plan_frontier SELECT source_path FROM plan_next")
-            old = self._frame(con.sql("SELECT partition_id FROM plan_parts").to_arrow_table())
-            reach = self._frame(con.sql("SELECT source_path FROM plan_files").to_arrow_table())
-        finally:
-            for t in ("plan_files", "plan_parts", "plan_frontier", "plan_next"):
-                con.execute(f"DROP TABLE IF EXISTS {t}")
-        return old, reach
+        """The old partitions of the ``dirty`` files, and the keys (partition_keys rows) of every
+        file reachable from them or from their old partition-mates through active keys, taking
+        whole old partitions as it goes. Each step reads only the rows of the values at hand
+        (Store._among): a watch batch reaches a few files of a large store."""
+        parts = pl.Series("partition_id", [], pl.String)
+        files = pl.Series("source_path", [], pl.String)
+        keys: list[pl.DataFrame] = []
+        frontier = dirty["source_path"]
+        while True:
+            # whole old partitions of the frontier join it
+            new = self._among_rows("SELECT DISTINCT partition_id FROM file_partitions", "source_path", frontier)
+            new = new.filter(~pl.col("partition_id").is_in(parts.implode()))["partition_id"]
+            if len(new):
+                parts = pl.concat([parts, new])
+                mates = self._among_rows("SELECT source_path FROM file_partitions", "partition_id", new)
+                frontier = pl.concat([frontier, mates["source_path"]])
+            frontier = frontier.unique()
+            frontier = frontier.filter(~frontier.is_in(files.implode()))
+            if len(frontier) == 0:
+                break
+            files = pl.concat([files, frontier])
+            held = self._among_rows("SELECT source_path, key, active FROM partition_keys", "source_path", frontier)
+            keys.append(held)
+            # files sharing a key of the frontier that some file holds actively
+            holders = self._among_rows(
+                "SELECT source_path, key, active FROM partition_keys", "key", held["key"].unique()
+            )
+            linking = holders.group_by("key").agg(pl.col("active").any()).filter("active")["key"]
+            frontier = holders.filter(
+                pl.col("key").is_in(linking.implode()) & ~pl.col("source_path").is_in(files.implode())
+            )["source_path"]
+        rows = pl.concat(keys) if keys else pl.DataFrame(schema=partitions.KEYS)
+        return parts.unique().to_frame(), rows
+
+    def _among_rows(self, select: str, column: str, values: pl.Series) -> pl.DataFrame:
+        """The rows of ``select`` whose ``column`` is one of ``values`` (Store._among)."""
+        with self._among(column, values, "among_values") as (among, params):
+            return self._frame(self.con.sql(f"{select} WHERE {among}", params=params or None).to_arrow_table())
 
     def write_partitions(self, plan: InferencePlan, tables: dict[str, pl.DataFrame]) -> None:
         """Replace the inference rows of the plan's old partitions with the rows its groups gave
