@@ -6,7 +6,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -672,37 +672,32 @@ class Store:
         (one transaction: readers see the old graph or the new one); rows of every other
         partition are not touched."""
         con = self.con
-        done = {
-            "old_parts": pl.DataFrame({"partition_id": plan.old_partitions}).to_arrow(),
-            "done_paths": pl.DataFrame({"source_path": plan.dirty}).to_arrow(),
-        }
-        with registered(con, done), transaction(con):
+        with ExitStack() as among, transaction(con):
+            done, done_params = among.enter_context(self._among("source_path", plan.dirty, "done_paths"))
             if plan.everything:
                 for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions"):
                     con.execute(f"DELETE FROM {name}")
             else:
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE old_sessions AS SELECT DISTINCT session_id FROM session_partitions"
-                    " WHERE partition_id IN (SELECT partition_id FROM old_parts)"
-                )
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE old_runs AS SELECT DISTINCT run_id FROM run_sessions"
-                    " WHERE session_id IN (SELECT session_id FROM old_sessions)"
-                )
-                gone = "IN (SELECT session_id FROM old_sessions)"
+                parts, parts_params = among.enter_context(self._among("partition_id", plan.old_partitions, "old_parts"))
+                sessions = self._among_rows(
+                    "SELECT DISTINCT session_id FROM session_partitions", "partition_id", plan.old_partitions
+                )["session_id"]
+                runs = self._among_rows("SELECT DISTINCT run_id FROM run_sessions", "session_id", sessions)["run_id"]
+                src, src_params = among.enter_context(self._among("src", sessions, "old_src"))
+                dst, dst_params = among.enter_context(self._among("dst", sessions, "old_dst"))
+                producer, producer_params = among.enter_context(self._among("producer", sessions, "old_producers"))
+                run, run_params = among.enter_context(self._among("run_id", runs, "old_runs"))
                 for name in ("edges", "lineage"):
-                    con.execute(f"DELETE FROM {name} WHERE src {gone} OR dst {gone}")
+                    con.execute(f"DELETE FROM {name} WHERE {src} OR {dst}", [*src_params, *dst_params] or None)
                 for name in ("runs", "run_sessions"):
-                    con.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM old_runs)")
-                con.execute(f"DELETE FROM artifacts WHERE producer {gone}")
+                    con.execute(f"DELETE FROM {name} WHERE {run}", run_params or None)
+                con.execute(f"DELETE FROM artifacts WHERE {producer}", producer_params or None)
                 for name in ("inference_diagnostics", "session_partitions", "file_partitions"):
-                    con.execute(f"DELETE FROM {name} WHERE partition_id IN (SELECT partition_id FROM old_parts)")
-                con.execute("DELETE FROM file_partitions WHERE source_path IN (SELECT source_path FROM done_paths)")
-                con.execute("DROP TABLE old_sessions")
-                con.execute("DROP TABLE old_runs")
+                    con.execute(f"DELETE FROM {name} WHERE {parts}", parts_params or None)
+                con.execute(f"DELETE FROM file_partitions WHERE {done}", done_params or None)
             if tables:
                 self._insert_inference(tables)
-            con.execute("DELETE FROM dirty_files WHERE source_path IN (SELECT source_path FROM done_paths)")
+            con.execute(f"DELETE FROM dirty_files WHERE {done}", done_params or None)
             self._set_meta("inference_scope", "partitions")
 
     def compact(self) -> None:
