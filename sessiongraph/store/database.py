@@ -328,13 +328,16 @@ class Store:
             {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
             schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
         )
-        with registered(self.con, {"listed_files": listed.to_arrow()}):
+        # A few listed files (a watch batch): only their stored rows are read (Store._among).
+        few = len(paths) <= LITERAL_VALUES
+        chosen = self._among("source_path", listed["source_path"], "listed_paths") if few else nullcontext(("true", []))
+        with registered(self.con, {"listed_files": listed.to_arrow()}), chosen as (among, params):
             rows = self.con.execute(
                 "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
-                " LEFT JOIN ingested_files f USING (source_path)"
+                f" LEFT JOIN (SELECT * FROM ingested_files WHERE {among}) f USING (source_path)"
                 " WHERE f.source_path IS NULL OR f.size_bytes != l.size OR f.mtime_ns != l.mtime"
                 " OR f.privacy IS DISTINCT FROM ? ORDER BY l.i",
-                [privacy],
+                [*params, privacy],
             ).fetchall()
         return Changed([r[0] for r in rows], {p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
 
