@@ -6,7 +6,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -330,7 +330,9 @@ class Store:
         )
         # A few listed files (a watch batch): only their stored rows are read (Store._among).
         few = len(paths) <= LITERAL_VALUES
-        chosen = self._among("source_path", listed["source_path"], "listed_paths") if few else nullcontext(("true", []))
+        chosen: AbstractContextManager[tuple[str, list]] = (
+            self._among("source_path", listed["source_path"], "listed_paths") if few else nullcontext(("true", []))
+        )
         with registered(self.con, {"listed_files": listed.to_arrow()}), chosen as (among, params):
             rows = self.con.execute(
                 "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
@@ -641,12 +643,12 @@ class Store:
         frontier = dirty["source_path"]
         while True:
             # whole old partitions of the frontier join it
-            new = self._among_rows("SELECT DISTINCT partition_id FROM file_partitions", "source_path", frontier)
-            new = new.filter(~pl.col("partition_id").is_in(parts.implode()))["partition_id"]
+            old = self._among_rows("SELECT DISTINCT partition_id FROM file_partitions", "source_path", frontier)
+            new = old.filter(~pl.col("partition_id").is_in(parts.implode()))["partition_id"]
             if len(new):
                 parts = pl.concat([parts, new])
                 mates = self._among_rows("SELECT source_path FROM file_partitions", "partition_id", new)
-                frontier = pl.concat([frontier, mates["source_path"]])
+                frontier = pl.concat([frontier, mates["source_path"]], how="vertical")
             frontier = frontier.unique()
             frontier = frontier.filter(~frontier.is_in(files.implode()))
             if len(frontier) == 0:
@@ -733,7 +735,7 @@ class Store:
         file by file in path order, each file's rows in the order they were written: the same
         rows in the same order whatever ingests wrote them."""
         out = {}
-        chosen = (
+        chosen: AbstractContextManager[tuple[str, list]] = (
             nullcontext(("true", [])) if files is None else self._among("source_path", files["source_path"], "wanted")
         )
         with chosen as (among, params):
