@@ -112,8 +112,12 @@ def launch_table(frames: Frames) -> pl.DataFrame:
 
 
 def launch(frames: Frames, done: Inferred) -> PassResult:
-    ns = nodes(frames)
     table = launch_table(frames)
+    if table.height == 0:
+        # No launch and no shell call to tie by its output: every edge and diagnostic below comes
+        # from a row of ``table``, so there are none (most partitions a watch batch re-infers).
+        return PassResult.empty()
+    ns = nodes(frames)
     spawned = done.edges.filter(pl.col("kind") == "spawn").select(pl.col("dst").alias("child"))
     children = (
         ns.filter(pl.col("session_kind") == "main")

@@ -44,7 +44,8 @@ SELECT u.rowid AS rid, u.model, s.harness, coalesce(u.ts, s.started_at) AS ts, u
        {tokens}, u.usd AS old_usd, u.price_source AS old_source
 FROM usage u
 LEFT JOIN (SELECT session_id, any_value(harness) AS harness, min(started_at) AS started_at
-           FROM sessions GROUP BY session_id) s USING (session_id)
+           FROM sessions WHERE session_id IN (SELECT session_id FROM usage u WHERE {where})
+           GROUP BY session_id) s USING (session_id)
 WHERE {where}
 """
 _UPDATE_SQL = """

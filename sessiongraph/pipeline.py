@@ -99,6 +99,7 @@ def ingest(
     changed: Sequence[str] | None = None,
     store: Store | None = None,
     git: bool = False,
+    totals: bool = True,
 ) -> IngestSummary:
     """Ingest every log under ``paths`` (default: the harness roots) into the store at ``db``.
 
@@ -125,6 +126,9 @@ def ingest(
     ``git``: then read the git repositories the store's sessions worked in (``sessiongraph.gitlog``:
     heuristic commits rows and ``in_branch``); without it no repository is read and pygit2 is not
     imported, and the rows an earlier ``git`` ingest made stay as they are.
+
+    ``totals``: fill the summary's store totals (sessions by harness, runs, edges, inference
+    counts), four reads of whole tables; ``watch``, which reports none of them, goes without.
     """
     t0 = time.perf_counter()
     engines.check(engine)  # an unknown engine or a missing Ray fails before the store is touched
@@ -152,7 +156,7 @@ def ingest(
             from sessiongraph import gitlog  # pygit2 only when asked
 
             summary.git = gitlog.read_git(store, ingest_id).to_dict()
-        _summarize(store, plan, ingest_id, summary)
+        _summarize(store, plan, ingest_id, summary, totals)
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
 
@@ -339,9 +343,9 @@ def _infer(store: Store, summary: IngestSummary, engine: str, workers: int | Non
     summary.partitions_inferred = sum(g["partition_id"].n_unique() for g in plan.groups)
 
 
-def _summarize(store: Store, plan: _Plan, ingest_id: int, summary: IngestSummary) -> None:
+def _summarize(store: Store, plan: _Plan, ingest_id: int, summary: IngestSummary, totals: bool = True) -> None:
     """Close the ingest's row, compact a downgraded store, and fill ``summary`` with this
-    ingest's counts and the store's totals."""
+    ingest's counts and (with ``totals``) the store's totals."""
     skipped = +plan.skipped  # drop zero counts
     # An unchanged file is not opened, not even to classify it: the store knows it.
     summary.files_unchanged = (
@@ -356,6 +360,8 @@ def _summarize(store: Store, plan: _Plan, ingest_id: int, summary: IngestSummary
     )
     if plan.downgraded:
         store.compact()
+    if not totals:
+        return
     summary.store_sessions_by_harness = store.counts(
         "SELECT harness, count(DISTINCT session_id) FROM sessions GROUP BY harness ORDER BY harness"
     )

@@ -6,7 +6,7 @@ import difflib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +45,11 @@ GIT_ROWS = "evidence IN (" + ", ".join(f"'{e}'" for e in GIT_EVIDENCE) + ")"
 # ingest's texts (about 1.5 KB a row) filled a default one with 190 MB, rewritten at every
 # checkpoint: commits cost a fifth of the ingest, and the rewrite doubled its peak memory.
 ROW_GROUP_ROWS = knobs.number("SESSIONGRAPH_ROW_GROUP_ROWS", 16384, int, least=2048, multiple=2048)
+# Up to this many values, a filter on them is a literal list (Store._among): DuckDB applies it
+# inside each table's scan, so a `watch` batch of one file deletes and loads its rows in about
+# half the time of a semi-join against a registered table of the values (which reads every row
+# of every column the statement needs before joining). Beyond it, the semi-join.
+LITERAL_VALUES = 64
 
 
 def default_db_path() -> Path:
@@ -323,13 +328,18 @@ class Store:
             {"i": range(len(paths)), "source_path": paths, "size": sizes, "mtime": mtimes},
             schema={"i": pl.Int64, "source_path": pl.String, "size": pl.Int64, "mtime": pl.Int64},
         )
-        with registered(self.con, {"listed_files": listed.to_arrow()}):
+        # A few listed files (a watch batch): only their stored rows are read (Store._among).
+        few = len(paths) <= LITERAL_VALUES
+        chosen: AbstractContextManager[tuple[str, list]] = (
+            self._among("source_path", listed["source_path"], "listed_paths") if few else nullcontext(("true", []))
+        )
+        with registered(self.con, {"listed_files": listed.to_arrow()}), chosen as (among, params):
             rows = self.con.execute(
                 "SELECT l.i, l.source_path, f.size_bytes, f.mtime_ns, f.privacy FROM listed_files l"
-                " LEFT JOIN ingested_files f USING (source_path)"
+                f" LEFT JOIN (SELECT * FROM ingested_files WHERE {among}) f USING (source_path)"
                 " WHERE f.source_path IS NULL OR f.size_bytes != l.size OR f.mtime_ns != l.mtime"
                 " OR f.privacy IS DISTINCT FROM ? ORDER BY l.i",
-                [privacy],
+                [*params, privacy],
             ).fetchall()
         return Changed([r[0] for r in rows], {p: (s, m, priv) for _i, p, s, m, priv in rows if s is not None})
 
@@ -534,10 +544,20 @@ class Store:
     def _delete_files(self, paths: pl.DataFrame, *, keep_git: bool = False) -> None:
         """Every row of these files; with ``keep_git`` (the file is read again) not the commits
         rows ``ingest --git`` made for its sessions."""
-        with registered(self.con, {"gone_paths": paths.to_arrow()}):
+        with self._among("source_path", paths["source_path"], "gone_paths") as (among, params):
             for table in FILE_TABLES:
                 kept = f" AND NOT {GIT_ROWS}" if keep_git and table == "commits" else ""
-                self.con.execute(f"DELETE FROM {table} WHERE source_path IN (SELECT source_path FROM gone_paths){kept}")
+                self.con.execute(f"DELETE FROM {table} WHERE {among}{kept}", params or None)
+
+    @contextmanager
+    def _among(self, column: str, values: pl.Series, name: str) -> Iterator[tuple[str, list]]:
+        """``column IN (values)`` as SQL and its parameters, for the block: a literal list of up to
+        LITERAL_VALUES values, else a semi-join against them registered as table ``name``."""
+        if len(values) <= LITERAL_VALUES:
+            yield (f"{column} IN ({', '.join('?' * len(values))})" if len(values) else "false"), values.to_list()
+            return
+        with registered(self.con, {name: values.rename("value").to_frame().to_arrow()}):
+            yield f"{column} IN (SELECT value FROM {name})", []
 
     def _insert_keys(self, tables: dict[str, pl.DataFrame]) -> None:
         """The partition keys of these frame rows (inference/partitions.py), computed by DuckDB."""
@@ -601,16 +621,9 @@ class Store:
         dirty = self._frame(con.sql("SELECT DISTINCT source_path FROM dirty_files").to_arrow_table())
         if everything:
             old = self._frame(con.sql("SELECT DISTINCT partition_id FROM file_partitions").to_arrow_table())
-            reach = self._frame(con.sql("SELECT DISTINCT source_path FROM partition_keys").to_arrow_table())
+            rows = self._frame(con.sql("SELECT source_path, key, active FROM partition_keys").to_arrow_table())
         else:
-            old, reach = self._reach(dirty)
-        with registered(con, {"reach_files": reach.to_arrow()}):
-            rows = self._frame(
-                con.sql(
-                    "SELECT source_path, key, active FROM partition_keys"
-                    " WHERE source_path IN (SELECT source_path FROM reach_files)"
-                ).to_arrow_table()
-            )
+            old, rows = self._reach(dirty)
         parts = partitions.components(conform(rows, partitions.KEYS)) if rows.height else None
         return InferencePlan(
             dirty=dirty["source_path"],
@@ -620,87 +633,76 @@ class Store:
         )
 
     def _reach(self, dirty: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The old partitions of the ``dirty`` files, and every file reachable from them or from
-        their old partition-mates through active keys, taking whole old partitions as it goes."""
-        con = self.con
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_files AS SELECT source_path FROM dirty_files WHERE false")
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_parts AS SELECT partition_id FROM file_partitions WHERE false")
-        con.execute("CREATE OR REPLACE TEMP TABLE plan_frontier AS SELECT DISTINCT source_path FROM dirty_files")
-        try:
-            while True:
-                # whole old partitions of the frontier join it
-                con.execute(
-                    "INSERT INTO plan_parts SELECT DISTINCT partition_id FROM file_partitions"
-                    " WHERE source_path IN (SELECT source_path FROM plan_frontier)"
-                    " AND partition_id NOT IN (SELECT partition_id FROM plan_parts)"
-                )
-                con.execute(
-                    "INSERT INTO plan_frontier SELECT DISTINCT f.source_path FROM file_partitions f"
-                    " WHERE f.partition_id IN (SELECT partition_id FROM plan_parts)"
-                    " AND f.source_path NOT IN (SELECT source_path FROM plan_frontier)"
-                    " AND f.source_path NOT IN (SELECT source_path FROM plan_files)"
-                )
-                con.execute("DELETE FROM plan_frontier WHERE source_path IN (SELECT source_path FROM plan_files)")
-                n = con.execute("SELECT count(*) FROM plan_frontier").fetchall()[0][0]
-                if n == 0:
-                    break
-                con.execute("INSERT INTO plan_files SELECT source_path FROM plan_frontier")
-                # files sharing a key of the frontier that some file holds actively
-                con.execute(
-                    """CREATE OR REPLACE TEMP TABLE plan_next AS
-                    WITH k AS (SELECT DISTINCT key FROM partition_keys
-                               WHERE source_path IN (SELECT source_path FROM plan_frontier)),
-                    linking AS (SELECT DISTINCT key FROM partition_keys
-                                WHERE active AND key IN (SELECT key FROM k))
-                    SELECT DISTINCT source_path FROM partition_keys
-                    WHERE key IN (SELECT key FROM linking)
-                    AND source_path NOT IN (SELECT source_path FROM plan_files)"""
-                )
-                con.execute("DELETE FROM plan_frontier")
-                con.execute("INSERT INTO plan_frontier SELECT source_path FROM plan_next")
-            old = self._frame(con.sql("SELECT partition_id FROM plan_parts").to_arrow_table())
-            reach = self._frame(con.sql("SELECT source_path FROM plan_files").to_arrow_table())
-        finally:
-            for t in ("plan_files", "plan_parts", "plan_frontier", "plan_next"):
-                con.execute(f"DROP TABLE IF EXISTS {t}")
-        return old, reach
+        """The old partitions of the ``dirty`` files, and the keys (partition_keys rows) of every
+        file reachable from them or from their old partition-mates through active keys, taking
+        whole old partitions as it goes. Each step reads only the rows of the values at hand
+        (Store._among): a watch batch reaches a few files of a large store."""
+        parts = pl.Series("partition_id", [], pl.String)
+        files = pl.Series("source_path", [], pl.String)
+        keys: list[pl.DataFrame] = []
+        frontier = dirty["source_path"]
+        while True:
+            # whole old partitions of the frontier join it
+            old = self._among_rows("SELECT DISTINCT partition_id FROM file_partitions", "source_path", frontier)
+            new = old.filter(~pl.col("partition_id").is_in(parts.implode()))["partition_id"]
+            if len(new):
+                parts = pl.concat([parts, new])
+                mates = self._among_rows("SELECT source_path FROM file_partitions", "partition_id", new)
+                frontier = pl.concat([frontier, mates["source_path"]], how="vertical")
+            frontier = frontier.unique()
+            frontier = frontier.filter(~frontier.is_in(files.implode()))
+            if len(frontier) == 0:
+                break
+            files = pl.concat([files, frontier])
+            held = self._among_rows("SELECT source_path, key, active FROM partition_keys", "source_path", frontier)
+            keys.append(held)
+            # files sharing a key of the frontier that some file holds actively
+            holders = self._among_rows(
+                "SELECT source_path, key, active FROM partition_keys", "key", held["key"].unique()
+            )
+            linking = holders.group_by("key").agg(pl.col("active").any()).filter("active")["key"]
+            frontier = holders.filter(
+                pl.col("key").is_in(linking.implode()) & ~pl.col("source_path").is_in(files.implode())
+            )["source_path"]
+        rows = pl.concat(keys) if keys else pl.DataFrame(schema=partitions.KEYS)
+        return parts.unique().to_frame(), rows
+
+    def _among_rows(self, select: str, column: str, values: pl.Series) -> pl.DataFrame:
+        """The rows of ``select`` whose ``column`` is one of ``values`` (Store._among)."""
+        with self._among(column, values, "among_values") as (among, params):
+            return self._frame(self.con.sql(f"{select} WHERE {among}", params=params or None).to_arrow_table())
 
     def write_partitions(self, plan: InferencePlan, tables: dict[str, pl.DataFrame]) -> None:
         """Replace the inference rows of the plan's old partitions with the rows its groups gave
         (one transaction: readers see the old graph or the new one); rows of every other
         partition are not touched."""
         con = self.con
-        done = {
-            "old_parts": pl.DataFrame({"partition_id": plan.old_partitions}).to_arrow(),
-            "done_paths": pl.DataFrame({"source_path": plan.dirty}).to_arrow(),
-        }
-        with registered(con, done), transaction(con):
+        with ExitStack() as among, transaction(con):
+            done, done_params = among.enter_context(self._among("source_path", plan.dirty, "done_paths"))
             if plan.everything:
                 for name in (*INFERENCE_TABLES, "file_partitions", "session_partitions"):
                     con.execute(f"DELETE FROM {name}")
             else:
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE old_sessions AS SELECT DISTINCT session_id FROM session_partitions"
-                    " WHERE partition_id IN (SELECT partition_id FROM old_parts)"
-                )
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE old_runs AS SELECT DISTINCT run_id FROM run_sessions"
-                    " WHERE session_id IN (SELECT session_id FROM old_sessions)"
-                )
-                gone = "IN (SELECT session_id FROM old_sessions)"
+                parts, parts_params = among.enter_context(self._among("partition_id", plan.old_partitions, "old_parts"))
+                sessions = self._among_rows(
+                    "SELECT DISTINCT session_id FROM session_partitions", "partition_id", plan.old_partitions
+                )["session_id"]
+                runs = self._among_rows("SELECT DISTINCT run_id FROM run_sessions", "session_id", sessions)["run_id"]
+                src, src_params = among.enter_context(self._among("src", sessions, "old_src"))
+                dst, dst_params = among.enter_context(self._among("dst", sessions, "old_dst"))
+                producer, producer_params = among.enter_context(self._among("producer", sessions, "old_producers"))
+                run, run_params = among.enter_context(self._among("run_id", runs, "old_runs"))
                 for name in ("edges", "lineage"):
-                    con.execute(f"DELETE FROM {name} WHERE src {gone} OR dst {gone}")
+                    con.execute(f"DELETE FROM {name} WHERE {src} OR {dst}", [*src_params, *dst_params] or None)
                 for name in ("runs", "run_sessions"):
-                    con.execute(f"DELETE FROM {name} WHERE run_id IN (SELECT run_id FROM old_runs)")
-                con.execute(f"DELETE FROM artifacts WHERE producer {gone}")
+                    con.execute(f"DELETE FROM {name} WHERE {run}", run_params or None)
+                con.execute(f"DELETE FROM artifacts WHERE {producer}", producer_params or None)
                 for name in ("inference_diagnostics", "session_partitions", "file_partitions"):
-                    con.execute(f"DELETE FROM {name} WHERE partition_id IN (SELECT partition_id FROM old_parts)")
-                con.execute("DELETE FROM file_partitions WHERE source_path IN (SELECT source_path FROM done_paths)")
-                con.execute("DROP TABLE old_sessions")
-                con.execute("DROP TABLE old_runs")
+                    con.execute(f"DELETE FROM {name} WHERE {parts}", parts_params or None)
+                con.execute(f"DELETE FROM file_partitions WHERE {done}", done_params or None)
             if tables:
                 self._insert_inference(tables)
-            con.execute("DELETE FROM dirty_files WHERE source_path IN (SELECT source_path FROM done_paths)")
+            con.execute(f"DELETE FROM dirty_files WHERE {done}", done_params or None)
             self._set_meta("inference_scope", "partitions")
 
     def compact(self) -> None:
@@ -733,13 +735,17 @@ class Store:
         file by file in path order, each file's rows in the order they were written: the same
         rows in the same order whatever ingests wrote them."""
         out = {}
-        where = "" if files is None else " WHERE source_path IN (SELECT source_path FROM wanted_files)"
-        wanted = {} if files is None else {"wanted_files": files.select("source_path").to_arrow()}
-        with registered(self.con, wanted):
+        chosen: AbstractContextManager[tuple[str, list]] = (
+            nullcontext(("true", [])) if files is None else self._among("source_path", files["source_path"], "wanted")
+        )
+        with chosen as (among, params):
             for name, schema in SCHEMAS.items():
                 if name in NOT_INFERRED:
                     continue
-                table = self.con.sql(f"SELECT {', '.join(schema)} FROM {name}{where} ORDER BY source_path, rowid")
+                table = self.con.sql(
+                    f"SELECT {', '.join(schema)} FROM {name} WHERE {among} ORDER BY source_path, rowid",
+                    params=params or None,
+                )
                 # from_arrow(Table) is a DataFrame (pyarrow is untyped, so mypy also sees the Series overload)
                 out[name] = conform(cast(pl.DataFrame, pl.from_arrow(table.to_arrow_table())), schema)
         return Frames(**out)
