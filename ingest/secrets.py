@@ -267,7 +267,7 @@ def mask(text: str | None) -> str | None:
             if not at:
                 continue
             # Byte offsets are character offsets unless the text has a character of several bytes.
-            starts = list(zip(at if len(low) == len(text) else _chars(low, at), at))
+            starts = list(zip(at if len(low) == len(text) else _chars(low, at), at, strict=True))
             new = _anchored_sub(pattern, starts, repl, text, low)
         elif any(w in text for w in _LITERALS[kind]) and (kind != "url_credentials" or _USERINFO(text)):
             new = pattern.sub(repl, text)
