@@ -10,6 +10,7 @@ git SHAs, uuids, hashes and ordinary words must pass through untouched. Masking 
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 import ahocorasick_rs
 
@@ -20,6 +21,20 @@ import ahocorasick_rs
 # `AKIA`/`ASIA`, Slack `xoxa/b/p/r/s-`, Google API keys `AIza`, Stripe `sk_live_`, Hugging Face
 # `hf_`, npm `npm_`.
 _EDGE = r"(?<![A-Za-z0-9_-])"  # a token starts at a boundary: `task-...` is not `sk-...`
+
+
+def _edged(prefix: str) -> str:
+    """``_EDGE + prefix`` with the edge tested after the prefix (a lookbehind over both): the same
+    matches, but a pattern that begins with a literal is searched for it (re's prefix scan), not
+    tried at every character, some 15 times faster on a long text."""
+    return prefix + _EDGE[:-1] + prefix + ")"
+
+
+def _bounded(word: str) -> str:
+    """``\\b`` + ``word`` (a word that begins with a word character), the boundary tested after it."""
+    return rf"{word}(?<!\w{word})"
+
+
 _VALUE = r"[^\s\"'`,;&|<>(){}\[\]$]"  # a literal value: not `$VAR`, `${{ secrets.X }}`, quotes
 _NAME_CHARS = 40  # the most name characters before an assignment's keyword (`OPENAI_API_` of `..._KEY`)
 # The keywords of the two assignment rules (the rules fold case).
@@ -51,16 +66,16 @@ RULES: tuple[tuple[str, str], ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
     ),
-    ("anthropic", _EDGE + r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    ("openai", _EDGE + r"sk-(?=[A-Za-z0-9_-]*\d)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("anthropic", _edged("sk-ant-") + r"[A-Za-z0-9_-]{20,}"),
+    ("openai", _edged("sk-") + r"(?=[A-Za-z0-9_-]*\d)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     ("github", _EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
     ("aws", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("slack", _EDGE + r"xox[abprs]-[A-Za-z0-9-]{10,}"),
-    ("google", _EDGE + r"AIza[0-9A-Za-z_-]{35,}"),
+    ("slack", _edged("xox") + r"[abprs]-[A-Za-z0-9-]{10,}"),
+    ("google", _edged("AIza") + r"[0-9A-Za-z_-]{35,}"),
     ("stripe", _EDGE + r"[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("huggingface", _EDGE + r"hf_[A-Za-z0-9]{30,}"),
-    ("npm", _EDGE + r"npm_[A-Za-z0-9]{36}"),
-    ("jwt", _EDGE + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    ("huggingface", _edged("hf_") + r"[A-Za-z0-9]{30,}"),
+    ("npm", _edged("npm_") + r"[A-Za-z0-9]{36}"),
+    ("jwt", _edged("eyJ") + r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
     # The userinfo of a URL (`https://user:pass@host`, `https://x-access-token:ghp_...@host`): a
     # password, or a user name long enough to be a token; `ssh://git@host` keeps its user.
     (
@@ -68,8 +83,8 @@ RULES: tuple[tuple[str, str], ...] = (
         r"(?i)\b[a-z][a-z0-9+.-]*://(?!\[REDACTED:)"
         r"(?P<secret>[^\s/?#@:\[\]]*:[^\s/?#@]+|[A-Za-z0-9_.~-]{16,})@",
     ),
-    ("bearer", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
-    ("basic", r"\bAuthorization:\s*Basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})"),
+    ("bearer", _bounded("Bearer") + r"\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
+    ("basic", _bounded("Authorization") + r":\s*Basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})"),
     # Generic assignments: a password may be any 6+ characters; a token, secret or key value
     # needs 8+ and a digit (or 16+ characters), so `token: required` in prose survives.
     ("password", _assigned(_ASSIGNED["password"], 6, digit=False)),
@@ -238,6 +253,7 @@ def _anchored_sub(pattern: re.Pattern, starts: list[tuple[int, int]], repl, text
 _GUARDED = tuple((kind, pattern, _replace(kind)) for kind, pattern in _COMPILED)
 # literal id -> the rules (indexes in _GUARDED) it may let match: a text's rules are looked up
 # from what it holds, not tested one by one (most texts hold a literal, most only `key`)
+_LITERAL_ID = itemgetter(0)  # of a match of _found
 _RULES_OF = tuple(
     tuple(k for k, (kind, _, _) in enumerate(_GUARDED) if kind in _LITERAL_IDS and i in _LITERAL_IDS[kind])
     for i in range(len(_ALL))
@@ -246,7 +262,8 @@ _RULES_OF = tuple(
 
 def _rules(found: list[tuple[int, int, int]], after: int = -1) -> list[int]:
     """The rules after ``after`` that one of the ``found`` literals may let match, in order."""
-    return sorted({k for i, _, _ in found for k in _RULES_OF[i] if k > after})
+    rules = sorted(set().union(*[_RULES_OF[i] for i in set(map(_LITERAL_ID, found))]))
+    return rules if after < 0 else [k for k in rules if k > after]
 
 
 def mask(text: str | None) -> str | None:

@@ -226,13 +226,13 @@ class StepLog:
             n_chars = len(kept) + len(text) - len(head)
         else:
             n_chars = len(kept)
-        # In TEXT_FIELDS order.
-        for column, value in zip(
-            self.texts,
-            (session, attempt, seq, kept[: self.cap], n_chars, n_chars - min(len(kept), self.cap)),
-            strict=True,
-        ):
-            column.append(value)
+        sessions, attempts, seqs, texts, chars, cut = self.texts  # TEXT_FIELDS
+        sessions.append(session)
+        attempts.append(attempt)
+        seqs.append(seq)
+        texts.append(kept[: self.cap])
+        chars.append(n_chars)
+        cut.append(n_chars - min(len(kept), self.cap))
 
     def link(self, node: str | None, parent: str | None) -> None:
         """A tree record that made no step: its children follow its parent's last step."""
