@@ -25,7 +25,7 @@ import orjson
 from sessiongraph.ingest.errors import SessiongraphError
 from sessiongraph.ingest.frames import PROFILES, Frames, Profile
 from sessiongraph.ingest.secrets import mask
-from sessiongraph.ingest.steps import STATE_MARK
+from sessiongraph.ingest.steps import STATE_MARK, TEXT_FIELDS
 
 DEFAULT: Profile = "metadata_only"
 # The frame columns that hold log text (everything else is ids, times, counts, names and paths).
@@ -114,7 +114,10 @@ def scrub_state(state, profile: str):
     if type(state) is dict and STATE_MARK in state:  # a StepLog: its rows hold no text, its texts do
         if profile == "full":
             return state  # its texts were masked as they were made (ingest.steps): nothing to walk
-        return {**state, "texts": scrub_state(state["texts"], profile)}
+        texts = [
+            [None] * len(col) if name == "text" else col for name, col in zip(TEXT_FIELDS, state["texts"], strict=True)
+        ]
+        return {**state, "texts": texts}
     if type(state) is dict:  # exactly: a Counter of model names stays a Counter
         out = {k: scrub_state(v, profile) if type(v) in _NESTED else v for k, v in state.items()}
         if "call_id" in state:
@@ -124,7 +127,7 @@ def scrub_state(state, profile: str):
         for c in _MASKED_KEYS.intersection(state):  # session and call rows carried in the state
             if type(out[c]) is str:
                 out[c] = mask(out[c])
-        if "cut_chars" in state and profile != "full":  # a texts row (ingest.steps)
+        if "cut_chars" in state and profile != "full":  # a texts row as a dict (none is made now)
             out["text"] = None
         return out
     if type(state) is list:

@@ -67,7 +67,9 @@ TOKEN_COLUMNS: tuple[str, ...] = (
 )
 DEFAULT_MAX_TEXT_CHARS = 20_000
 STATE_MARK = "__steps__"
-STATE_VERSION = 2  # rows as lists (1: dicts); a checkpoint of another version is not resumed
+# 3: texts as columns (2: texts as row dicts; 1: rows as dicts); a checkpoint of another version
+# is not resumed (ingest.resume reads the file whole)
+STATE_VERSION = 3
 MASK_MARGIN = 8192  # longer than any credential ingest.secrets knows (a PEM private key included)
 
 # A step row is a list in the steps frame's column order, its file's source_path left out (one
@@ -77,7 +79,13 @@ FIELDS: tuple[str, ...] = tuple(c for c in STEPS if c != "source_path")
 _SESSION, _SEQ, _KIND = FIELDS.index("session_id"), FIELDS.index("seq"), FIELDS.index("kind")
 _CALL, _TOOL, _ERROR = FIELDS.index("call_id"), FIELDS.index("tool"), FIELDS.index("is_error")
 _PARENT, _LINE = FIELDS.index("parent_seq"), FIELDS.index("line")
+_ATTEMPT = FIELDS.index("attempt")
 _TOKENS = slice(FIELDS.index(TOKEN_COLUMNS[0]), FIELDS.index(TOKEN_COLUMNS[-1]) + 1)
+# The texts are kept as columns, one list per field (the texts frame's, its source_path left out):
+# appended to as they are read, pickled into every checkpoint of a large file (a list of strings
+# pickles far faster than a dict per text) and handed over as the frame's Columns as they are.
+TEXT_FIELDS: tuple[str, ...] = ("session_id", "attempt", "seq", "text", "n_chars", "cut_chars")
+_T_SESSION, _T_ATTEMPT, _T_SEQ = (TEXT_FIELDS.index(c) for c in ("session_id", "attempt", "seq"))
 
 # What the parse in this process keeps: set by the pipeline around each parse (text_policy).
 _keep_text = False
@@ -133,14 +141,15 @@ class StepLog:
     """The steps (and, under ``full``, texts) of one file's sessions.
 
     ``rows`` are lists in :data:`FIELDS` order whose ``session_id`` is the adapter's own session
-    key until :meth:`finish`, which hands them over as the steps frame's :class:`Columns`; they
-    are plain data, so a parser keeps its StepLog in its checkpoint state (``state``/``restore``)."""
+    key until :meth:`finish`, which hands them over as the steps frame's :class:`Columns`;
+    ``texts`` one list per :data:`TEXT_FIELDS` column. They are plain data, so a parser keeps its
+    StepLog in its checkpoint state (``state``/``restore``)."""
 
     __slots__ = ("rows", "texts", "keep", "cap", "next_seq", "nodes", "copying", "copied", "_last")
 
     def __init__(self) -> None:
         self.rows: list[list] = []
-        self.texts: list[dict] = []
+        self.texts: list[list] = [[] for _ in TEXT_FIELDS]
         self.keep = _keep_text
         self.cap = _max_chars
         self.next_seq: dict[object, int] = {}
@@ -197,7 +206,7 @@ class StepLog:
             digest = hashlib.sha256(content).hexdigest()
             if self.keep:
                 readable = text if isinstance(text, str) else _readable(content)
-                self.texts.append(self._text(session, attempt, seq, readable))
+                self._text(session, attempt, seq, readable)
         # In FIELDS order (tests/test_steps.py holds the two equal); the token counts come later.
         self.rows.append(
             [
@@ -207,8 +216,8 @@ class StepLog:
         )  # fmt: skip
         return len(self.rows) - 1
 
-    def _text(self, session: object, attempt: int | None, seq: int, text: str) -> dict:
-        """A texts row: masked, then cut to the cap. Only the head the cap keeps is masked (masking
+    def _text(self, session: object, attempt: int | None, seq: int, text: str) -> None:
+        """Add a texts row: masked, then cut to the cap. Only the head the cap keeps is masked (masking
         is slow on long tool outputs), with a margin longer than any credential, so that one
         crossing the cut is still recognised and masked, never kept in part."""
         head = text[: self.cap + MASK_MARGIN]
@@ -217,14 +226,13 @@ class StepLog:
             n_chars = len(kept) + len(text) - len(head)
         else:
             n_chars = len(kept)
-        return {
-            "session_id": session,
-            "attempt": attempt,
-            "seq": seq,
-            "text": kept[: self.cap],
-            "n_chars": n_chars,
-            "cut_chars": n_chars - min(len(kept), self.cap),
-        }
+        sessions, attempts, seqs, texts, chars, cut = self.texts  # TEXT_FIELDS
+        sessions.append(session)
+        attempts.append(attempt)
+        seqs.append(seq)
+        texts.append(kept[: self.cap])
+        chars.append(n_chars)
+        cut.append(n_chars - min(len(kept), self.cap))
 
     def link(self, node: str | None, parent: str | None) -> None:
         """A tree record that made no step: its children follow its parent's last step."""
@@ -246,8 +254,8 @@ class StepLog:
                 if call is not None:
                     r[_TOOL], r[_ERROR] = call
 
-    def finish(self, ids, source_path: str, copied=None) -> tuple[Columns, list[dict]]:
-        """(steps, texts rows) with final session ids: ``ids`` maps the adapter's session keys
+    def finish(self, ids, source_path: str, copied=None) -> tuple[Columns, Columns | list[dict]]:
+        """(steps, texts) with final session ids: ``ids`` maps the adapter's session keys
         (a dict, or one id for every key). ``copied(line)``: the adapter's test for copied history
         known only once the file is read (a hand-off's copy): those steps are left out and the
         others numbered again from 0."""
@@ -260,10 +268,19 @@ class StepLog:
             data = {name: list(values) for name, values in zip(FIELDS, zip(*self.rows, strict=True), strict=True)}
             data["session_id"] = [get(k) for k in data["session_id"]]
             data["source_path"] = [source_path] * n
-        # In place: called once, after the last record (a checkpoint state was copied before).
-        for t in self.texts:
-            t["session_id"], t["source_path"] = get(t["session_id"]), source_path
-        return Columns(data, n), self.texts
+        n_texts = len(self.texts[_T_SEQ])
+        if not n_texts:  # no text kept (metadata_only): no table
+            return Columns(data, n), []
+        texts = dict(zip(TEXT_FIELDS, self.texts, strict=True))
+        texts["session_id"] = [get(k) for k in texts["session_id"]]
+        texts["source_path"] = [source_path] * n_texts
+        return Columns(data, n), Columns(texts, n_texts)
+
+    def no_attempts(self) -> None:
+        """Every step and text of one run: no attempt numbers."""
+        for step in self.rows:
+            step[_ATTEMPT] = None
+        self.texts[_T_ATTEMPT] = [None] * len(self.texts[_T_ATTEMPT])
 
     def frames(self, ids, source_path: str, copied=None, **tables: list[dict] | Columns) -> Frames:
         """The file's frames: ``tables`` (row dicts by frame name) with these steps and texts
@@ -288,13 +305,11 @@ class StepLog:
                 r[_PARENT] = renumber.get((key, r[_PARENT]))  # a copied parent: none
             rows.append(r)
         self.rows = rows
-        texts = []
-        for t in self.texts:
-            kept = renumber.get((t["session_id"], t["seq"]))
-            if kept is not None:
-                t["seq"] = kept
-                texts.append(t)
-        self.texts = texts
+        sessions, seqs = self.texts[_T_SESSION], self.texts[_T_SEQ]
+        new_seqs = [renumber.get(key) for key in zip(sessions, seqs, strict=True)]
+        keep = [i for i, s in enumerate(new_seqs) if s is not None]
+        self.texts = [[column[i] for i in keep] for column in self.texts]
+        self.texts[_T_SEQ] = [new_seqs[i] for i in keep]
 
     # -- checkpoint state (ingest.resume) ---------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiongraph.ingest.secrets import _ASSIGNED, _SEPARATOR, RULES, _folded, mask, mask_plain
+from sessiongraph.ingest.secrets import _ASSIGNED, _SEPARATOR, _SEPARATOR_BYTES, RULES, _folded, mask, mask_plain
 
 # Fake credentials, assembled so that no scanner mistakes this file for a leak.
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1w"
@@ -159,6 +159,16 @@ _PIECES = [
     '"',
     "=",
     "(",
+    # characters of several UTF-8 bytes (the literal scan's byte offsets are then mapped back),
+    # lone surrogates, and the spaces a str `\s` takes beyond ASCII's
+    "\u00e9",
+    "\u4e2d\u6587",
+    "\U0001f600",
+    "\ud800",
+    "\udfff",
+    "\u00a0",
+    "\u2003",
+    "\x1c",
 ]
 
 
@@ -174,21 +184,25 @@ def test_mask_equals_its_plain_reference_on_samples(text):
 
 
 def test_case_folding_is_what_the_patterns_see():
-    """mask looks for the case-insensitive rules' keywords in ``_folded(text)``: it must hold an
-    ASCII letter exactly where a ``(?i)`` pattern sees one, at the same index, for every code point,
-    and a separator's first character where the text has one."""
+    """mask looks for the case-insensitive rules' keywords in ``_folded(text)``, UTF-8 bytes: every
+    code point must fold to one character, an ASCII letter exactly where a ``(?i)`` pattern sees
+    one and no ASCII letter elsewhere, and pass the bytes' separator test wherever a pattern takes
+    it for what follows a keyword."""
     letter = re.compile("(?i)[a-z]").fullmatch
     separator = re.compile(_SEPARATOR).fullmatch
+    scanned_separator = re.compile(_SEPARATOR_BYTES).match
+    ascii_letter = re.compile(rb"[A-Za-z]").search
     for cp in range(0x110000):
         c = chr(cp)
         folded = _folded(c)
-        assert len(folded) == 1, hex(cp)
-        assert bool(separator(folded)) == bool(separator(c)), hex(cp)  # what may follow a keyword
+        assert len(folded.decode("utf-8", "surrogatepass")) == 1, hex(cp)  # offsets map back
+        if separator(c):
+            assert scanned_separator(folded), hex(cp)  # what may follow a keyword
         if letter(c):
-            assert re.fullmatch("(?i)" + re.escape(folded), c), hex(cp)
-            assert folded.isascii() and folded.isalpha(), hex(cp)
+            assert len(folded) == 1 and folded.isalpha(), hex(cp)
+            assert re.fullmatch("(?i)" + re.escape(folded.decode()), c), hex(cp)
         else:
-            assert not (folded.isascii() and folded.isalpha()), hex(cp)
+            assert not ascii_letter(folded), hex(cp)
 
 
 @pytest.mark.parametrize(
@@ -209,6 +223,61 @@ def test_generic_assignments_found_from_their_keywords(text, masked):
     search, at the edges of how far back a match may start."""
     assert mask(text) == mask_plain(text)
     assert ("[REDACTED:" in mask(text)) == masked
+
+
+def _edge_first(pattern: str) -> str | None:
+    """A rule's pattern as written before its edge moved after its prefix (``_edged``, ``_bounded``):
+    the lookbehind in front, as a plain reading of the rule has it; None for the other rules."""
+    m = re.fullmatch(r"(?s)([^(\\]+)\(\?<!\[A-Za-z0-9_-\]\1\)(.*)", pattern)
+    if m:
+        return r"(?<![A-Za-z0-9_-])" + m[1] + m[2]
+    m = re.fullmatch(r"(?s)(\w+)\(\?<!\\w\1\)(.*)", pattern)
+    return r"\b" + m[1] + m[2] if m else None
+
+
+_EDGED = [(kind, p, _edge_first(p)) for kind, p in RULES if _edge_first(p) is not None]
+
+
+def test_the_edged_rules_are_the_rewritten_ones():
+    assert {kind for kind, _, _ in _EDGED} >= {"anthropic", "openai", "slack", "jwt", "bearer", "basic"}
+
+
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_PIECES + ["a", "_", "-", "9", "\u00e9"]), st.text(max_size=6)), max_size=10
+    ).map("".join)
+)
+@settings(max_examples=400, deadline=None)
+def test_an_edge_after_the_prefix_is_the_edge_before_it(text):
+    """The token rules test their edge after their literal prefix (so re searches for the prefix):
+    the same matches as with the edge in front."""
+    for _, pattern, before in _EDGED:
+        assert re.sub(pattern, "<>", text, flags=re.S) == re.sub(before, "<>", text, flags=re.S), pattern
+
+
+_WIDE = ["", "\u00e9", "\u4e2d\u6587", "\U0001f600", "\ud800x", "\udfff", "\u0130", "\u017f\u212a", "\u00e9" * 50]
+
+
+@pytest.mark.parametrize("before", _WIDE)
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "API_KEY=abcdefgh12",
+        "my.db-pa\u017f\u017fword: 'x y z w'",
+        "--api-key 4f9c2e1b7a8d3f60",
+        "A" * 30 + "_TOKEN\u00a0=\u20034f9c2e1b7a8d3f60",
+        "credent\u0130als=abcd1234efgh",
+        f"Bearer {OPENAI}",
+        f"https://x-access-token:{GITHUB}@github.com/o/r",
+    ],
+)
+def test_masked_after_characters_of_several_bytes(before, secret):
+    """The literal scan runs over UTF-8 bytes: a secret after characters of two, three or four
+    bytes, lone surrogates or fold characters is masked as the plain reference masks it, at the
+    same characters, once or twice in one text."""
+    for text in (before + secret, before + " " + secret + " " + before + secret + before):
+        assert mask(text) == mask_plain(text)
+        assert "[REDACTED:" in mask(text), text
 
 
 def _spellings(keywords: str) -> list[str]:

@@ -4,6 +4,7 @@ the corpus (counts per kind, first and last step, counted from their raw records
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -368,6 +369,35 @@ def test_resume_keeps_steps_and_texts(tmp_path, monkeypatch):
     with steps.text_policy(True, 100):
         again, cp = claude_code.parse_from(str(path), plain)
     assert again.texts.equals(cold.texts) and cp.resumed_from == 0
+
+
+def test_a_checkpoint_of_texts_as_dicts_is_read_whole(tmp_path, monkeypatch):
+    """A checkpoint taken when a StepLog kept its texts as row dicts (state version 2) is not
+    resumed: the file is read whole, to the frames of a cold parse, not restored into texts of
+    another shape."""
+    monkeypatch.setattr(resume, "MIN_BYTES", 0)
+    data = CLAUDE.read_bytes()
+    path = tmp_path / "projects" / "p" / CLAUDE.name
+    path.parent.mkdir(parents=True)
+    cut = data.index(b"\n", len(data) // 2) + 1
+    with steps.text_policy(True, 100):
+        path.write_bytes(data)
+        cold, _ = claude_code.parse_from(str(path))
+        path.write_bytes(data[:cut])
+        _, checkpoint = claude_code.parse_from(str(path))
+        state = resume.loads(checkpoint.state)
+        log = state["steps"]
+        assert log[steps.STATE_MARK] == steps.STATE_VERSION and len(log["texts"][0]) > 0
+        # the same texts as the earlier layout held them: a dict per text, version 2
+        log["texts"] = [dict(zip(steps.TEXT_FIELDS, row, strict=True)) for row in zip(*log["texts"], strict=True)]
+        log[steps.STATE_MARK] = 2
+        old = dataclasses.replace(checkpoint, state=resume.dumps(state))
+        path.write_bytes(data)
+        again, cp = claude_code.parse_from(str(path), old)
+        resumed, _ = claude_code.parse_from(str(path), checkpoint)
+    assert cp.resumed_from == 0 and checkpoint.offset > 0
+    assert again.steps.equals(cold.steps) and again.texts.equals(cold.texts)
+    assert resumed.texts.equals(cold.texts)  # the current layout resumes
 
 
 # -- real logs ---------------------------------------------------------------------------------

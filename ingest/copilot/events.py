@@ -23,13 +23,12 @@ from sessiongraph.ingest.jsonl import (
     text_hash,
 )
 from sessiongraph.ingest.paths import normalise
-from sessiongraph.ingest.steps import FIELDS, StepLog, json_content
+from sessiongraph.ingest.steps import StepLog, json_content
 
 NAME = "copilot-cli"  # the adapter's NAME (the package's __init__ gives it)
 EVENTS = "events.jsonl"
 WORKSPACE = "workspace.yaml"
 MAX_WORKSPACE_BYTES = 1024 * 1024
-_ATTEMPT = FIELDS.index("attempt")
 # Event types read as bookkeeping (no frame rows); any other type is counted.
 KNOWN = frozenset(
     {
@@ -363,10 +362,7 @@ class Events:
             events += finish_calls(rows, ids[agent], cwd, self.path)
             calls += rows
         if not attempts:  # one run: no attempt numbers
-            for step in self.log.rows:
-                step[_ATTEMPT] = None
-            for t in self.log.texts:
-                t["attempt"] = None
+            self.log.no_attempts()
         return self.log.frames(
             ids, self.path, sessions=sessions, calls=calls, file_events=events, usage=usage, diagnostics=self.d.rows
         )
