@@ -241,3 +241,20 @@ def test_an_oh_my_opencode_child_changed_alone_keeps_its_spawn(tmp_path):
     assert len(spawns) == 4  # transcripts/: two task results; omo-agents/: a sync call and a delegate_task
     for t in TABLES:
         assert got[t] == want[t], t
+
+
+def test_an_ingest_without_store_totals_stores_the_same(tmp_path):
+    # `watch` asks for no store totals (four whole-table reads per batch): the store must not
+    # differ, and the summary still counts what this ingest read.
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES, logs)
+    full = ingest([str(logs)], db=str(tmp_path / "a.duckdb"), workers=1)
+    bare = ingest([str(logs)], db=str(tmp_path / "b.duckdb"), workers=1, totals=False)
+    assert full.runs > 0 and full.edges_by_kind and full.store_sessions_by_harness
+    assert (bare.runs, bare.edges_by_kind, bare.store_sessions_by_harness, bare.inference_counts) == (0, {}, {}, {})
+    assert (bare.files_read, bare.sessions_by_harness, bare.diagnostics_by_code) == (
+        full.files_read,
+        full.sessions_by_harness,
+        full.diagnostics_by_code,
+    )
+    assert dump(tmp_path / "b.duckdb") == dump(tmp_path / "a.duckdb")
