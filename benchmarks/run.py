@@ -153,7 +153,7 @@ def compile_checkout() -> None:
 
     An editable install has none until an interpreter writes it, and one started with
     ``PYTHONDONTWRITEBYTECODE`` never does: every measured start would then compile all of
-    sessiongraph (about 0.3 CPU s of each start, seen here), which an installed loopmath
+    sessiongraph (0.1-0.4 CPU s of each start, seen here), which an installed loopmath
     never pays."""
     import compileall
 
