@@ -156,9 +156,11 @@ def compile_checkout() -> None:
     sessiongraph (0.1-0.4 CPU s of each start, seen here), which an installed loopmath
     never pays."""
     import compileall
+    import tomllib
 
-    for package in ("sessiongraph", "ingest", "inference", "sql"):
-        compileall.compile_dir(REPO / package, quiet=1, workers=1)
+    folders = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for folder in sorted(set(folders.values())):
+        compileall.compile_dir(REPO / folder, quiet=1, workers=1)
 
 
 def child_env(**extra: str) -> dict:
